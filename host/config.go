@@ -1,0 +1,288 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/tomlx"
+)
+
+// Host-owned steps that may appear in a step order besides plugin names.
+const (
+	StepAlreadyLoaded = "already-loaded"
+	StepSystem        = "system"
+)
+
+// Grant tokens in a plugin's env and read lists.
+const (
+	grantSitePackages = "@site-packages"
+	grantInstallRoots = "@install-root-env-vars"
+)
+
+// config is the effective configuration after every layer has been applied.
+type config struct {
+	order        []string
+	sitePackages []string
+	libraryOrder map[string][]string
+	plugins      map[string]*pluginConfig
+	cacheDir     string
+	cacheEnabled bool
+	files        []string // the layers that were read, in order
+}
+
+type pluginConfig struct {
+	name      string
+	source    string
+	sha256    string
+	env       []string
+	read      []string
+	memory    uint64
+	timeout   time.Duration
+	options   map[string]string
+	definedIn string
+}
+
+// The shape of one config file. Pointers tell a key that is set from one that is absent, so a layer
+// overrides only what it sets.
+type configFile struct {
+	Search struct {
+		Order        *[]string `toml:"order"`
+		SitePackages *[]string `toml:"site_packages"`
+	} `toml:"search"`
+	Library map[string]struct {
+		Order *[]string `toml:"order"`
+	} `toml:"library"`
+	Plugin map[string]struct {
+		Source  *string           `toml:"source"`
+		SHA256  *string           `toml:"sha256"`
+		Env     *[]string         `toml:"env"`
+		Read    *[]string         `toml:"read"`
+		Memory  *string           `toml:"memory"`
+		Timeout *string           `toml:"timeout"`
+		Options map[string]string `toml:"options"`
+	} `toml:"plugin"`
+	Cache struct {
+		Dir     *string `toml:"dir"`
+		Enabled *bool   `toml:"enabled"`
+	} `toml:"cache"`
+}
+
+// configLayers returns the config files to read after the built-in defaults, in order. Missing
+// system and user files are skipped; a missing PATHFINDER_CONFIG or --config file is an error.
+func configLayers(opts *Options) (optional, required []string) {
+	sys := opts.SystemConfigDir
+	if sys == "" {
+		sys = "/etc/pathfinder"
+	}
+	optional = append(optional, filepath.Join(sys, "pathfinder.toml"))
+	if dir := userDir(opts.getenv, "XDG_CONFIG_HOME", ".config"); dir != "" {
+		optional = append(optional, filepath.Join(dir, "pathfinder", "pathfinder.toml"))
+	}
+	if f := opts.getenv("PATHFINDER_CONFIG"); f != "" {
+		required = append(required, f)
+	}
+	if opts.ConfigFile != "" {
+		required = append(required, opts.ConfigFile)
+	}
+	return optional, required
+}
+
+// userDir is $xdgVar, else $HOME/fallback; "" when neither is usable.
+func userDir(getenv func(string) string, xdgVar, fallback string) string {
+	if d := getenv(xdgVar); filepath.IsAbs(d) {
+		return d
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, fallback)
+	}
+	return ""
+}
+
+func loadConfig(opts *Options) (*config, error) {
+	c := &config{libraryOrder: map[string][]string{}, plugins: map[string]*pluginConfig{}}
+	if err := c.apply("builtin:pathfinder.toml", builtin.DefaultConfig()); err != nil {
+		return nil, err
+	}
+	optional, required := configLayers(opts)
+	for _, name := range optional {
+		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pathfinder: config %s: %w", name, err)
+		}
+		if err := c.apply(name, data); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range required {
+		if !filepath.IsAbs(name) {
+			abs, err := filepath.Abs(name)
+			if err != nil {
+				return nil, fmt.Errorf("pathfinder: config %s: %w", name, err)
+			}
+			name = abs
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("pathfinder: config: %w", err)
+		}
+		if err := c.apply(name, data); err != nil {
+			return nil, err
+		}
+	}
+	return c, c.check()
+}
+
+func (c *config) apply(name string, data []byte) error {
+	var f configFile
+	md, err := tomlx.Decode("config "+name, data, &f)
+	if err != nil {
+		return err
+	}
+	at := func(key ...string) string {
+		line, col := tomlx.Position(data, key)
+		return fmt.Sprintf("%s:%d:%d", name, line, col)
+	}
+	c.files = append(c.files, name)
+	if f.Search.Order != nil {
+		c.order = *f.Search.Order
+	}
+	if f.Search.SitePackages != nil {
+		c.sitePackages = *f.Search.SitePackages
+	}
+	for lib, l := range f.Library {
+		if l.Order != nil {
+			c.libraryOrder[lib] = *l.Order
+		}
+	}
+	for pname, fp := range f.Plugin {
+		p := c.plugins[pname]
+		if p == nil {
+			p = &pluginConfig{name: pname, memory: 64 << 20, timeout: 5 * time.Second, definedIn: name}
+			c.plugins[pname] = p
+		}
+		if fp.Source != nil {
+			p.source, p.definedIn = *fp.Source, name
+		}
+		if fp.SHA256 != nil {
+			p.sha256 = strings.ToLower(*fp.SHA256)
+		}
+		if fp.Env != nil {
+			p.env = *fp.Env
+		}
+		if fp.Read != nil {
+			p.read = *fp.Read
+		}
+		if fp.Memory != nil {
+			m, err := parseBytes(*fp.Memory)
+			if err != nil {
+				return fmt.Errorf("pathfinder: config %s: plugin.%s.memory: %v", at("plugin", pname, "memory"), pname, err)
+			}
+			p.memory = m
+		}
+		if fp.Timeout != nil {
+			d, err := time.ParseDuration(*fp.Timeout)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("pathfinder: config %s: plugin.%s.timeout: %q is not a positive duration such as \"2s\"", at("plugin", pname, "timeout"), pname, *fp.Timeout)
+			}
+			p.timeout = d
+		}
+		if fp.Options != nil {
+			p.options = fp.Options
+		}
+		if p.source == "" {
+			return fmt.Errorf("pathfinder: config %s: plugin %q has no source (expected \"builtin:NAME\" or a .wasm path)", at("plugin", pname), pname)
+		}
+		if s, ok := strings.CutPrefix(p.source, "builtin:"); ok && !builtin.IsStep(s) {
+			return fmt.Errorf("pathfinder: config %s: plugin %q: no builtin step %q", at("plugin", pname, "source"), pname, s)
+		}
+		if p.sha256 != "" {
+			if _, err := strconv.ParseUint(p.sha256[:min(len(p.sha256), 8)], 16, 64); err != nil || len(p.sha256) != 64 {
+				return fmt.Errorf("pathfinder: config %s: plugin %q: sha256 %q is not 64 hex digits", at("plugin", pname, "sha256"), pname, p.sha256)
+			}
+		}
+	}
+	if f.Cache.Dir != nil {
+		c.cacheDir = *f.Cache.Dir
+	}
+	if f.Cache.Enabled != nil {
+		c.cacheEnabled = *f.Cache.Enabled
+	}
+	_ = md
+	return nil
+}
+
+// check validates the merged result: every step in every order exists.
+func (c *config) check() error {
+	orders := map[string][]string{"search.order": c.order}
+	for lib, o := range c.libraryOrder {
+		orders["library."+lib+".order"] = o
+	}
+	keys := make([]string, 0, len(orders))
+	for k := range orders {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		seen := map[string]bool{}
+		for _, step := range orders[k] {
+			if step != StepAlreadyLoaded && step != StepSystem && c.plugins[step] == nil {
+				return fmt.Errorf("pathfinder: config: %s names unknown step %q (known: %s)", k, step, strings.Join(c.stepNames(), ", "))
+			}
+			if seen[step] {
+				return fmt.Errorf("pathfinder: config: %s names step %q twice", k, step)
+			}
+			seen[step] = true
+		}
+	}
+	for _, dir := range c.sitePackages {
+		if !filepath.IsAbs(dir) {
+			return fmt.Errorf("pathfinder: config: search.site_packages entry %q is a relative path: refused, never resolved against the working directory", dir)
+		}
+	}
+	return nil
+}
+
+func (c *config) stepNames() []string {
+	names := []string{StepAlreadyLoaded, StepSystem}
+	for n := range c.plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (c *config) orderFor(lib string) []string {
+	if o, ok := c.libraryOrder[lib]; ok {
+		return o
+	}
+	return c.order
+}
+
+// parseBytes reads "64MiB", "1GiB", "512KiB" or a plain number of bytes.
+func parseBytes(s string) (uint64, error) {
+	units := []struct {
+		suffix string
+		mult   uint64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}, {"", 1}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(num), 10, 64)
+			if err != nil || n == 0 {
+				break
+			}
+			return n * u.mult, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a size such as \"64MiB\"", s)
+}

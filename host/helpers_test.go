@@ -1,0 +1,115 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// libCache keeps each distinct gcc-built library once per test binary: tests copy it where they need it.
+var (
+	libMu    sync.Mutex
+	libCache = map[string][]byte{}
+	libDir   string
+)
+
+// elfLib returns the bytes of a real shared object with the given soname, linked against deps (each a
+// path to a library built by elfLib), built by gcc.
+func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	key := soname + "\x00" + strings.Join(extraArgs, "\x00")
+	libMu.Lock()
+	defer libMu.Unlock()
+	if b, ok := libCache[key]; ok {
+		return b
+	}
+	if libDir == "" {
+		d, err := os.MkdirTemp("", "pathfinder-libs-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		libDir = d
+	}
+	sym := strings.NewReplacer(".", "_", "-", "_").Replace(soname)
+	src := filepath.Join(libDir, sym+".c")
+	out := filepath.Join(libDir, fmt.Sprintf("%s-%d.so", sym, len(libCache)))
+	if err := os.WriteFile(src, []byte(fmt.Sprintf("int %s_marker(void) { return 42; }\n", sym)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-shared", "-fPIC", "-Wl,-soname," + soname, "-o", out, src}, extraArgs...)
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %v: %v\n%s", args, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	libCache[key] = b
+	return b
+}
+
+// put writes data at dir/rel, creating directories.
+func put(t testing.TB, dir, rel string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// testEnv is an environment with nothing from the machine in it but what the test sets.
+type testEnv map[string]string
+
+func (e testEnv) get(k string) string { return e[k] }
+
+// newFinder returns a Finder isolated from the machine's config files and environment.
+func newFinder(t testing.TB, env testEnv, config string) *Finder {
+	t.Helper()
+	if env == nil {
+		env = testEnv{}
+	}
+	if _, ok := env["PATHFINDER_CACHE_DIR"]; !ok {
+		env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
+	}
+	opts := Options{Getenv: env.get, SystemConfigDir: t.TempDir()}
+	if config != "" {
+		opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(config))
+	}
+	f, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// sharedCacheDir is one compilation cache for the whole test binary, so only the first test compiles.
+var sharedCacheDir string
+
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "pathfinder-cache-")
+	if err != nil {
+		panic(err)
+	}
+	sharedCacheDir = d
+	code := m.Run()
+	os.RemoveAll(d)
+	if libDir != "" {
+		os.RemoveAll(libDir)
+	}
+	os.Exit(code)
+}
+
+var bg = context.Background()

@@ -1,0 +1,275 @@
+// Package host finds and loads NVIDIA libraries. Every search step runs as a sandboxed WebAssembly
+// plugin that sees only the directories and variables it is granted; the host validates what the steps
+// propose, loads it through the OS loader, and remembers the answer for the life of the process.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+)
+
+// Options configures a Finder. The zero value means the built-in defaults plus the system and user
+// config files, as pathfinder.toml describes.
+type Options struct {
+	// ConfigFile is applied last, after the system file, the user file and $PATHFINDER_CONFIG.
+	ConfigFile string
+	// SystemConfigDir holds the system pathfinder.toml; "" means /etc/pathfinder.
+	SystemConfigDir string
+	// Getenv reads the environment; nil means os.Getenv. Tests replace it.
+	Getenv func(string) string
+}
+
+func (o *Options) getenv(k string) string {
+	if o.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return o.Getenv(k)
+}
+
+// Finder finds and loads libraries. It is safe for concurrent use; each name is searched once even
+// when many goroutines ask at the same time, and successes are remembered.
+type Finder struct {
+	opts     Options
+	cfg      *config
+	catalog  *catalog.Catalog
+	platform abi.Platform
+
+	engineOnce sync.Once
+	engine     *wasm.Engine
+	engineErr  error
+	cacheDir   string
+
+	sitesOnce sync.Once
+	sites     []string
+
+	mu       sync.Mutex
+	done     map[string]*LoadedLibrary // by op and name
+	inflight map[string]*flight
+	modules  map[string]*wasm.Module // by plugin name
+	roots    map[string]*os.Root     // granted directories, opened once
+
+	searches atomic.Int64 // searches run, for tests of the once-per-name promise
+}
+
+type flight struct {
+	done chan struct{}
+	lib  *LoadedLibrary
+	err  error
+}
+
+// New reads the configuration and the descriptor packs.
+func New(opts Options) (*Finder, error) {
+	if strconv.IntSize != 64 {
+		return nil, fmt.Errorf("pathfinder: a %d-bit process is not supported: NVIDIA libraries are 64-bit only", strconv.IntSize)
+	}
+	cfg, err := loadConfig(&opts)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.New(catalog.Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		return nil, err
+	}
+	for lib := range cfg.libraryOrder {
+		if _, ok := cat.Lookup(lib); !ok {
+			return nil, fmt.Errorf("pathfinder: config: [library.%s] names an unknown library%s", lib, suggestion(cat.Suggest(lib)))
+		}
+	}
+	f := &Finder{
+		opts:     opts,
+		cfg:      cfg,
+		catalog:  cat,
+		platform: abi.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
+		done:     map[string]*LoadedLibrary{},
+		inflight: map[string]*flight{},
+		modules:  map[string]*wasm.Module{},
+		roots:    map[string]*os.Root{},
+	}
+	if f.platform.OS == "linux" {
+		f.platform.Libc = "glibc"
+	}
+	f.cacheDir = f.compilationCacheDir()
+	return f, nil
+}
+
+// Close releases the plugin runtime. Loaded libraries stay loaded.
+func (f *Finder) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.roots {
+		r.Close()
+	}
+	f.roots = map[string]*os.Root{}
+	if f.engine != nil {
+		return f.engine.Close()
+	}
+	return nil
+}
+
+// compilationCacheDir is where wazero keeps compiled modules, or "" for no disk cache.
+func (f *Finder) compilationCacheDir() string {
+	if !f.cfg.cacheEnabled || f.opts.getenv("PATHFINDER_NO_CACHE") == "1" {
+		return ""
+	}
+	dir := f.opts.getenv("PATHFINDER_CACHE_DIR")
+	if dir == "" {
+		dir = f.cfg.cacheDir
+	}
+	if dir == "" {
+		dir = userDir(f.opts.getenv, "XDG_CACHE_HOME", ".cache")
+		if dir == "" {
+			return ""
+		}
+		dir = filepath.Join(dir, "pathfinder")
+	}
+	if !filepath.IsAbs(dir) {
+		return ""
+	}
+	return filepath.Join(dir, "wazero-"+runtime.Version())
+}
+
+// CacheDir is the directory of the on-disk compilation cache, or "" when it is off.
+func (f *Finder) CacheDir() string { return f.cacheDir }
+
+// Platform is the platform searches are for.
+func (f *Finder) Platform() abi.Platform { return f.platform }
+
+// Library is a library that was found.
+type Library struct {
+	Name     string   `json:"name"`
+	Kind     abi.Kind `json:"kind"`
+	Path     string   `json:"path"`
+	FoundVia string   `json:"found_via"` // cuda.pathfinder's label: "site-packages", "conda", "CUDA_HOME", ...
+	Step     string   `json:"step"`      // the step that found it
+}
+
+// LoadedLibrary is a library that was loaded into the process.
+type LoadedLibrary struct {
+	Library
+	AlreadyLoaded bool    `json:"already_loaded"` // it was in the process before pathfinder looked
+	Handle        uintptr `json:"-"`              // the loader's handle; never closed
+}
+
+// Find locates the dynamic library name without loading it.
+func (f *Finder) Find(ctx context.Context, name string) (*Library, error) {
+	lib, err := f.once(ctx, "find", name)
+	if err != nil {
+		return nil, err
+	}
+	return &lib.Library, nil
+}
+
+// Load finds the dynamic library name, loads its dependencies and then it, and returns where it came
+// from. A library already in the process is returned as it is.
+func (f *Finder) Load(ctx context.Context, name string) (*LoadedLibrary, error) {
+	return f.once(ctx, "load", name)
+}
+
+// Explain searches for name afresh, without loading anything or using what was remembered, and returns
+// every step with its candidates and why each was taken or refused.
+func (f *Finder) Explain(ctx context.Context, name string) *Explanation {
+	f.searches.Add(1)
+	return f.search(ctx, name, false)
+}
+
+func (f *Finder) once(ctx context.Context, op, name string) (*LoadedLibrary, error) {
+	key := op + "\x00" + name
+	f.mu.Lock()
+	if lib, ok := f.done[key]; ok {
+		f.mu.Unlock()
+		return lib, nil
+	}
+	if fl, ok := f.inflight[key]; ok {
+		f.mu.Unlock()
+		select {
+		case <-fl.done:
+			return fl.lib, fl.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	fl := &flight{done: make(chan struct{})}
+	f.inflight[key] = fl
+	f.mu.Unlock()
+
+	f.searches.Add(1)
+	ex := f.search(ctx, name, op == "load")
+	fl.lib, fl.err = ex.Result, ex.Err
+
+	f.mu.Lock()
+	delete(f.inflight, key)
+	if fl.err == nil {
+		f.done[key] = fl.lib
+	}
+	f.mu.Unlock()
+	close(fl.done)
+	return fl.lib, fl.err
+}
+
+// LibraryInfo describes a known library for listings.
+type LibraryInfo struct {
+	Name      string `json:"name"`
+	Category  string `json:"category"` // "ctk", "third-party" or "driver"
+	Available bool   `json:"available"`
+	Pack      string `json:"pack"`
+}
+
+// Libraries lists every known library in catalog order.
+func (f *Finder) Libraries() []LibraryInfo {
+	var out []LibraryInfo
+	for _, n := range f.catalog.Names() {
+		e, _ := f.catalog.Lookup(n)
+		out = append(out, LibraryInfo{Name: n, Category: e.Category(), Available: e.AvailableOn(f.platform), Pack: e.Pack})
+	}
+	return out
+}
+
+// Order returns the step order that applies to name.
+func (f *Finder) Order(name string) []string { return f.cfg.orderFor(name) }
+
+// ConfigFiles lists the configuration layers that were read, in order.
+func (f *Finder) ConfigFiles() []string { return append([]string(nil), f.cfg.files...) }
+
+var (
+	defaultOnce   sync.Once
+	defaultFinder *Finder
+	defaultErr    error
+)
+
+// Default returns the process-wide Finder built from the default Options.
+func Default() (*Finder, error) {
+	defaultOnce.Do(func() { defaultFinder, defaultErr = New(Options{}) })
+	return defaultFinder, defaultErr
+}
+
+// Find locates name with the default Finder.
+func Find(ctx context.Context, name string) (*Library, error) {
+	f, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return f.Find(ctx, name)
+}
+
+// Load loads name with the default Finder.
+func Load(ctx context.Context, name string) (*LoadedLibrary, error) {
+	f, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return f.Load(ctx, name)
+}
+
+var errNoCandidate = errors.New("no candidate")

@@ -1,0 +1,200 @@
+// Package catalog reads descriptor packs (TOML files of [[library]] tables) into the catalog of
+// libraries the host knows, and checks them: unknown keys, duplicates and dependency cycles are errors
+// that name the file and line.
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/tomlx"
+)
+
+// Entry is one library and the pack that defined it.
+type Entry struct {
+	abi.Library
+	Pack string // the pack's file name, or "builtin:NAME"
+}
+
+// Category is how `list` groups libraries: "ctk", "third-party" or "driver".
+func (e *Entry) Category() string {
+	if e.PackagedWith == "other" {
+		return "third-party"
+	}
+	return e.PackagedWith
+}
+
+// AvailableOn reports whether the library declares files for p.
+func (e *Entry) AvailableOn(p abi.Platform) bool { return len(e.FileNames(p)) > 0 }
+
+// Catalog is every known library by name.
+type Catalog struct {
+	byName map[string]*Entry
+	names  []string // in pack order
+}
+
+type packFile struct {
+	Library []packLibrary `toml:"library"`
+}
+
+type packLibrary struct {
+	abi.Library
+	Replaces bool `toml:"replaces"`
+}
+
+// Pack is a descriptor pack's source: a name for messages and its contents.
+type Pack struct {
+	Name string
+	Data []byte
+}
+
+// New reads packs in order and checks the result as a whole.
+func New(packs ...Pack) (*Catalog, error) {
+	c := &Catalog{byName: map[string]*Entry{}}
+	for _, p := range packs {
+		if err := c.add(p); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Catalog) add(p Pack) error {
+	var f packFile
+	if _, err := tomlx.Decode("pack "+p.Name, p.Data, &f); err != nil {
+		return err
+	}
+	for i := range f.Library {
+		l := &f.Library[i]
+		line, _ := findNth(p.Data, "[[library]]", i)
+		where := fmt.Sprintf("%s:%d", p.Name, line)
+		switch {
+		case l.Name == "":
+			return fmt.Errorf("pathfinder: pack %s: library without a name", where)
+		case l.PackagedWith != "ctk" && l.PackagedWith != "other" && l.PackagedWith != "driver":
+			return fmt.Errorf("pathfinder: pack %s: library %q: packaged_with is %q, expected \"ctk\", \"other\" or \"driver\"", where, l.Name, l.PackagedWith)
+		case len(l.LinuxSonames) == 0 && len(l.WindowsDLLs) == 0:
+			return fmt.Errorf("pathfinder: pack %s: library %q declares no linux_sonames and no windows_dlls", where, l.Name)
+		}
+		if old, ok := c.byName[l.Name]; ok && !l.Replaces {
+			return fmt.Errorf("pathfinder: library %q is defined by both %s and %s (set replaces = true in one to override the other)", l.Name, old.Pack, where)
+		} else if !ok {
+			c.names = append(c.names, l.Name)
+		}
+		c.byName[l.Name] = &Entry{Library: l.Library, Pack: where}
+	}
+	return nil
+}
+
+// check rejects unknown dependencies and dependency cycles.
+func (c *Catalog) check() error {
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[string]int{}
+	var visit func(name string, path []string) error
+	visit = func(name string, path []string) error {
+		switch state[name] {
+		case visiting:
+			return fmt.Errorf("pathfinder: dependency cycle: %s", strings.Join(append(path, name), " -> "))
+		case done:
+			return nil
+		}
+		state[name] = visiting
+		e := c.byName[name]
+		for _, dep := range append(append([]string(nil), e.Dependencies...), e.OptionalDependencies...) {
+			if _, ok := c.byName[dep]; !ok {
+				return fmt.Errorf("pathfinder: pack %s: library %q depends on unknown library %q", e.Pack, name, dep)
+			}
+			if err := visit(dep, append(path, name)); err != nil {
+				return err
+			}
+		}
+		state[name] = done
+		return nil
+	}
+	for _, name := range c.names {
+		if err := visit(name, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Lookup returns the library called name.
+func (c *Catalog) Lookup(name string) (*Entry, bool) {
+	e, ok := c.byName[name]
+	return e, ok
+}
+
+// Names returns every library name in pack order.
+func (c *Catalog) Names() []string { return append([]string(nil), c.names...) }
+
+// Suggest returns known names close to name, best first: same letters in another case, a shared
+// prefix, or a small edit distance.
+func (c *Catalog) Suggest(name string) []string {
+	type scored struct {
+		name  string
+		score int
+	}
+	var out []scored
+	lower := strings.ToLower(name)
+	for _, n := range c.names {
+		ln := strings.ToLower(n)
+		d := editDistance(lower, ln)
+		switch {
+		case ln == lower:
+			d = 0
+		case strings.HasPrefix(ln, lower) || strings.HasPrefix(lower, ln):
+			d = min(d, 1)
+		}
+		if d <= 2 {
+			out = append(out, scored{n, d})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score < out[j].score })
+	names := make([]string, 0, 3)
+	for i := 0; i < len(out) && i < 3; i++ {
+		names = append(names, out[i].name)
+	}
+	return names
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// findNth returns the 1-based line of the n-th (0-based) line starting with prefix.
+func findNth(data []byte, prefix string, n int) (int, bool) {
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), prefix) {
+			if n == 0 {
+				return i + 1, true
+			}
+			n--
+		}
+	}
+	return 0, false
+}

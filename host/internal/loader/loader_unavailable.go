@@ -1,0 +1,12 @@
+//go:build !linux || pathfinder_static
+
+package loader
+
+// Available reports whether this build can load libraries.
+const Available = false
+
+// Open is unavailable in this build.
+func Open(path string, deepbind bool) (Library, error) { return Library{}, ErrUnavailable }
+
+// Loaded is unavailable in this build: nothing is ever reported as loaded.
+func Loaded(soname string) (Library, bool) { return Library{}, false }

@@ -1,0 +1,358 @@
+// Package wasm runs search plugins: WASI reactor modules compiled once per process (and cached on
+// disk), instantiated per grant set with read-only mounts and an env allowlist, one call at a time per
+// instance, under a memory cap and a per-call deadline.
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
+var ErrABIMismatch = errors.New("pathfinder: plugin abi version mismatch")
+
+// maxResponse bounds what a plugin may return, so a runaway plugin cannot make the host allocate
+// without limit.
+const maxResponse = 16 << 20
+
+// maxIdle is how many idle instances a grant set keeps for concurrent callers.
+const maxIdle = 4
+
+// Engine compiles and caches modules. It is safe for concurrent use.
+type Engine struct {
+	cache   wazero.CompilationCache // nil: no on-disk cache
+	mu      sync.Mutex
+	modules map[string]*Module // by module hash and memory cap
+}
+
+// NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
+func NewEngine(cacheDir string) (*Engine, error) {
+	e := &Engine{modules: map[string]*Module{}}
+	if cacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("pathfinder: compilation cache %s: %w", cacheDir, err)
+		}
+		e.cache = c
+	}
+	return e, nil
+}
+
+// Close releases every module and instance.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, m := range e.modules {
+		m.rt.Close(context.Background())
+	}
+	e.modules = map[string]*Module{}
+	return nil
+}
+
+// Module is a compiled plugin module in its own runtime (the memory cap is a runtime setting).
+type Module struct {
+	Name     string
+	Hash     string // sha256 of the module bytes, hex
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	mu       sync.Mutex
+	idle     map[string][]*instance // by grant fingerprint
+}
+
+// Load compiles wasm (or finds it compiled) with a memory cap of memoryBytes.
+func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes uint64) (*Module, error) {
+	sum := sha256.Sum256(wasm)
+	hash := hex.EncodeToString(sum[:])
+	pages := uint32(min(memoryBytes/65536, 65536))
+	key := fmt.Sprintf("%s/%d", hash, pages)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m, ok := e.modules[key]; ok {
+		return m, nil
+	}
+	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(true)
+	if e.cache != nil {
+		cfg = cfg.WithCompilationCache(e.cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	_, err := rt.NewHostModuleBuilder(abi.ImportModule).
+		NewFunctionBuilder().WithFunc(hostLog).Export(abi.ImportLog).
+		Instantiate(ctx)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	compiled, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("pathfinder: plugin %q: not a valid wasm module: %w", name, err)
+	}
+	for _, ex := range []string{abi.ExportVersion, abi.ExportAlloc, abi.ExportSearch} {
+		if _, ok := compiled.ExportedFunctions()[ex]; !ok {
+			rt.Close(ctx)
+			return nil, fmt.Errorf("pathfinder: plugin %q: missing export %q (is it built with -buildmode=c-shared for ABI %d?)", name, ex, abi.Version)
+		}
+	}
+	m := &Module{Name: name, Hash: hash, rt: rt, compiled: compiled, idle: map[string][]*instance{}}
+	e.modules[key] = m
+	return m, nil
+}
+
+// Mount is a granted directory: the host path the guest sees and the confined file system behind it.
+type Mount struct {
+	Path string
+	FS   fs.FS
+}
+
+// Grants is what one instance may see. Instances are reused only for identical grants.
+type Grants struct {
+	Mounts []Mount
+	Env    map[string]string
+}
+
+func (g Grants) fingerprint() string {
+	var b strings.Builder
+	for _, m := range g.Mounts {
+		b.WriteString("m\x00" + m.Path + "\x00")
+	}
+	keys := make([]string, 0, len(g.Env))
+	for k := range g.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString("e\x00" + k + "=" + g.Env[k] + "\x00")
+	}
+	return b.String()
+}
+
+type instance struct {
+	mod            api.Module
+	alloc, search  api.Function
+	stdout, stderr bytes.Buffer
+}
+
+// callState travels in the call's context so host functions know whose log they write.
+type callState struct{ log []string }
+
+type stateKey struct{}
+
+func hostLog(ctx context.Context, m api.Module, ptr, size uint32) {
+	st, _ := ctx.Value(stateKey{}).(*callState)
+	if st == nil || len(st.log) >= 1000 {
+		return
+	}
+	b, ok := m.Memory().Read(ptr, min(size, 4096))
+	if ok {
+		st.log = append(st.log, string(b))
+	}
+}
+
+func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
+	inst := &instance{}
+	fsc := wazero.NewFSConfig()
+	for _, mt := range g.Mounts {
+		fsc = fsc.WithFSMount(mt.FS, mt.Path)
+	}
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithFSConfig(fsc).
+		WithStdout(&limitedWriter{buf: &inst.stdout}).
+		WithStderr(&limitedWriter{buf: &inst.stderr})
+	for k, v := range g.Env {
+		cfg = cfg.WithEnv(k, v)
+	}
+	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
+	if err != nil {
+		return nil, m.explain(err, "instantiating", inst)
+	}
+	inst.mod = mod
+	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
+	inst.search = mod.ExportedFunction(abi.ExportSearch)
+	res, err := mod.ExportedFunction(abi.ExportVersion).Call(ctx)
+	if err != nil {
+		mod.Close(ctx)
+		return nil, m.explain(err, "asking the abi version", inst)
+	}
+	if v := int32(res[0]); v != abi.Version {
+		mod.Close(ctx)
+		return nil, fmt.Errorf("%w: plugin %q: host %d, plugin %d", ErrABIMismatch, m.Name, abi.Version, v)
+	}
+	return inst, nil
+}
+
+// Result is one call's outcome besides the response bytes.
+type Result struct {
+	Log    []string // what the guest logged and printed
+	Reused bool     // an idle instance served the call
+}
+
+// Call runs one search with the given grants. A trap, a timeout or a bad reply fails the call and
+// throws the instance away; the module stays usable.
+func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Duration) ([]byte, Result, error) {
+	var res Result
+	fp := g.fingerprint()
+	m.mu.Lock()
+	var inst *instance
+	if pool := m.idle[fp]; len(pool) > 0 {
+		inst = pool[len(pool)-1]
+		m.idle[fp] = pool[:len(pool)-1]
+		res.Reused = true
+	}
+	m.mu.Unlock()
+
+	st := &callState{}
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, stateKey{}, st), timeout)
+	defer cancel()
+	if inst == nil {
+		var err error
+		if inst, err = m.instantiate(ctx, g); err != nil {
+			return nil, res, err
+		}
+	}
+	out, err := m.call(ctx, inst, req)
+	res.Log = append(st.log, inst.output()...)
+	if err != nil {
+		inst.mod.Close(context.Background())
+		return nil, res, err
+	}
+	m.mu.Lock()
+	if len(m.idle[fp]) < maxIdle {
+		m.idle[fp] = append(m.idle[fp], inst)
+		inst = nil
+	}
+	m.mu.Unlock()
+	if inst != nil {
+		inst.mod.Close(context.Background())
+	}
+	return out, res, nil
+}
+
+func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, error) {
+	r, err := inst.alloc.Call(ctx, uint64(len(req)))
+	if err != nil {
+		return nil, m.explain(err, "allocating the request", inst)
+	}
+	ptr := uint32(r[0])
+	if !inst.mod.Memory().Write(ptr, req) {
+		return nil, fmt.Errorf("pathfinder: plugin %q: allocator returned %#x, outside its memory", m.Name, ptr)
+	}
+	r, err = inst.search.Call(ctx, uint64(ptr), uint64(len(req)))
+	if err != nil {
+		return nil, m.explain(err, "searching", inst)
+	}
+	rptr, rlen := uint32(r[0]>>32), uint32(r[0])
+	if rlen > maxResponse {
+		return nil, fmt.Errorf("pathfinder: plugin %q: response of %d bytes is over the %d-byte limit", m.Name, rlen, maxResponse)
+	}
+	b, ok := inst.mod.Memory().Read(rptr, rlen)
+	if !ok {
+		return nil, fmt.Errorf("pathfinder: plugin %q: response at %#x+%d is outside its memory", m.Name, rptr, rlen)
+	}
+	return bytes.Clone(b), nil
+}
+
+// explain turns a wazero error into a message that says what the plugin did.
+func (m *Module) explain(err error, doing string, inst *instance) error {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return fmt.Errorf("pathfinder: plugin %q: timed out while %s", m.Name, doing)
+		case sys.ExitCodeContextCanceled:
+			return fmt.Errorf("pathfinder: plugin %q: canceled while %s", m.Name, doing)
+		}
+		msg := fmt.Sprintf("pathfinder: plugin %q: exited with code %d while %s", m.Name, exit.ExitCode(), doing)
+		if tail := lastLine(inst.stderr.String()); tail != "" {
+			msg += ": " + tail
+		}
+		return errors.New(msg)
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "\n"); i >= 0 {
+		msg = msg[:i] // drop wazero's wasm stack trace
+	}
+	return fmt.Errorf("pathfinder: plugin %q: trapped while %s: %s", m.Name, doing, msg)
+}
+
+func (inst *instance) output() []string {
+	var lines []string
+	for _, buf := range []*bytes.Buffer{&inst.stdout, &inst.stderr} {
+		for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+		buf.Reset()
+	}
+	return lines
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "goroutine ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// limitedWriter keeps the first 64 KiB a guest prints; the rest is dropped.
+type limitedWriter struct{ buf *bytes.Buffer }
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if room := 64<<10 - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// Describe calls the optional describe export in a fresh instance with no grants; a module without
+// it describes itself as nil.
+func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Description, error) {
+	if _, ok := m.compiled.ExportedFunctions()[abi.ExportDescribe]; !ok {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	inst, err := m.instantiate(ctx, Grants{})
+	if err != nil {
+		return nil, err
+	}
+	defer inst.mod.Close(context.Background())
+	r, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
+	if err != nil {
+		return nil, m.explain(err, "describing itself", inst)
+	}
+	b, ok := inst.mod.Memory().Read(uint32(r[0]>>32), min(uint32(r[0]), maxResponse))
+	if !ok {
+		return nil, fmt.Errorf("pathfinder: plugin %q: description outside its memory", m.Name)
+	}
+	var d abi.Description
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("pathfinder: plugin %q: bad description: %w", m.Name, err)
+	}
+	return &d, nil
+}

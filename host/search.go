@@ -1,0 +1,270 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+)
+
+// Explanation is one search, step by step.
+type Explanation struct {
+	Name     string         `json:"name"`
+	Kind     abi.Kind       `json:"kind"`
+	Steps    []StepTrace    `json:"steps"`
+	Duration time.Duration  `json:"duration_ns"`
+	Result   *LoadedLibrary `json:"result,omitempty"`
+	Err      error          `json:"-"`
+}
+
+// StepTrace is what one step did.
+type StepTrace struct {
+	Step       string           `json:"step"`
+	Outcome    string           `json:"outcome"` // "found", "nothing", "failed" or "skipped"
+	Detail     string           `json:"detail,omitempty"`
+	Duration   time.Duration    `json:"duration_ns"`
+	Candidates []CandidateTrace `json:"candidates,omitempty"`
+	Tried      []abi.Attempt    `json:"tried,omitempty"`
+	Log        []string         `json:"log,omitempty"`
+}
+
+// CandidateTrace is a candidate a step proposed and the host's verdict on it.
+type CandidateTrace struct {
+	Path     string `json:"path"`
+	FoundVia string `json:"found_via"`
+	Taken    bool   `json:"taken"`
+	Refused  string `json:"refused,omitempty"` // why the host did not take it
+}
+
+// Attempts flattens the trace into every place looked and why it was not taken.
+func (ex *Explanation) Attempts() []Attempt {
+	var out []Attempt
+	for _, st := range ex.Steps {
+		for _, t := range st.Tried {
+			out = append(out, Attempt{Step: st.Step, Path: t.Path, Reason: t.Reason})
+		}
+		for _, c := range st.Candidates {
+			if !c.Taken {
+				out = append(out, Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
+			}
+		}
+		if st.Outcome == "failed" || st.Outcome == "skipped" {
+			out = append(out, Attempt{Step: st.Step, Reason: st.Detail})
+		}
+	}
+	return out
+}
+
+// search runs the steps for name in order until one yields a library; load also loads it.
+func (f *Finder) search(ctx context.Context, name string, load bool) *Explanation {
+	start := time.Now()
+	ex := &Explanation{Name: name, Kind: abi.KindDynamicLib}
+	defer func() { ex.Duration = time.Since(start) }()
+
+	e, ok := f.catalog.Lookup(name)
+	if !ok {
+		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrUnknown, Suggestions: f.catalog.Suggest(name)}
+		return ex
+	}
+	if !e.AvailableOn(f.platform) {
+		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform}
+		return ex
+	}
+	r := &run{f: f, ctx: ctx, e: e, load: load}
+	for _, step := range f.cfg.orderFor(name) {
+		t0 := time.Now()
+		st := StepTrace{Step: step}
+		lib := r.step(&st)
+		st.Duration = time.Since(t0)
+		ex.Steps = append(ex.Steps, st)
+		if r.depErr != nil {
+			ex.Err = r.depErr
+			return ex
+		}
+		if lib != nil {
+			lib.Name, lib.Kind, lib.Step = name, ex.Kind, step
+			ex.Result = lib
+			return ex
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotFound, Platform: f.platform,
+		Looked: e.FileNames(f.platform), Attempts: ex.Attempts()}
+	return ex
+}
+
+// run is one search's state: whether the dependencies are loaded yet.
+type run struct {
+	f        *Finder
+	ctx      context.Context
+	e        *catalog.Entry
+	load     bool
+	depsDone bool
+	depErr   error
+}
+
+func (r *run) step(st *StepTrace) *LoadedLibrary {
+	names := r.e.FileNames(r.f.platform)
+	switch st.Step {
+	case StepAlreadyLoaded:
+		if !loader.Available {
+			st.Outcome, st.Detail = "skipped", loader.ErrUnavailable.Error()
+			return nil
+		}
+		for _, n := range names {
+			if l, ok := loader.Loaded(n); ok {
+				st.Outcome = "found"
+				st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: "was-already-loaded-from-elsewhere", Taken: true})
+				return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "was-already-loaded-from-elsewhere"}, AlreadyLoaded: true, Handle: l.Handle}
+			}
+			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: "not loaded in this process"})
+		}
+		st.Outcome = "nothing"
+		return nil
+	case StepSystem:
+		return r.system(st, names)
+	}
+	return r.plugin(st)
+}
+
+// system asks the OS loader: for load it dlopens each soname; for find it asks the loader model
+// where dlopen would find it, so that find never loads anything.
+func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
+	if !r.load {
+		return r.systemModel(st, names)
+	}
+	if !loader.Available {
+		st.Outcome, st.Detail = "skipped", loader.ErrUnavailable.Error()
+		return nil
+	}
+	if !r.dependencies() {
+		st.Outcome, st.Detail = "failed", r.depErr.Error()
+		return nil
+	}
+	for _, n := range names {
+		l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
+		if err != nil {
+			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: err.Error()})
+			continue
+		}
+		st.Outcome = "found"
+		st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: "system-search", Taken: true})
+		return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "system-search"}, Handle: l.Handle}
+	}
+	st.Outcome = "nothing"
+	return nil
+}
+
+// plugin runs a plugin step and takes the first candidate that passes validation (and loads, for load).
+func (r *run) plugin(st *StepTrace) *LoadedLibrary {
+	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e)
+	st.Log = log
+	if err != nil {
+		st.Outcome, st.Detail = "failed", err.Error()
+		return nil
+	}
+	st.Tried = resp.Tried
+	if resp.Error != "" {
+		st.Outcome, st.Detail = "failed", fmt.Sprintf("pathfinder: plugin %q: %s", st.Step, resp.Error)
+		return nil
+	}
+	st.Outcome = "nothing"
+	for _, c := range resp.Candidates {
+		ct := CandidateTrace{Path: c.Path, FoundVia: c.FoundVia}
+		if ct.FoundVia == "" {
+			ct.FoundVia = st.Step
+		}
+		if why := g.validate(c.Path, r.f.platform); why != "" {
+			ct.Refused = why
+			st.Candidates = append(st.Candidates, ct)
+			continue
+		}
+		lib := &LoadedLibrary{Library: Library{Path: c.Path, FoundVia: ct.FoundVia}}
+		if r.load {
+			if !r.dependencies() {
+				ct.Refused = "not loaded: " + r.depErr.Error()
+				st.Candidates = append(st.Candidates, ct)
+				st.Outcome = "failed"
+				return nil
+			}
+			l, err := loader.Open(c.Path, r.e.RequiresRTLDDeepbind)
+			if err != nil {
+				ct.Refused = err.Error()
+				st.Candidates = append(st.Candidates, ct)
+				continue
+			}
+			lib.Path, lib.Handle = l.Path, l.Handle
+		}
+		ct.Taken = true
+		st.Candidates = append(st.Candidates, ct)
+		st.Outcome = "found"
+		return lib
+	}
+	return nil
+}
+
+// dependencies loads the library's dependencies once, before the library itself. A required
+// dependency's failure is this library's failure; an optional one's is ignored.
+func (r *run) dependencies() bool {
+	if r.depsDone {
+		return r.depErr == nil
+	}
+	r.depsDone = true
+	for _, dep := range r.e.Dependencies {
+		if _, err := r.f.Load(r.ctx, dep); err != nil {
+			se := &SearchError{Name: r.e.Name, Kind: abi.KindDynamicLib, Err: ErrNotFound, Dependency: dep, Cause: err}
+			if de, ok := err.(*SearchError); ok {
+				se.Err, se.Attempts = de.Err, de.Attempts
+			}
+			r.depErr = se
+			return false
+		}
+	}
+	for _, dep := range r.e.OptionalDependencies {
+		r.f.Load(r.ctx, dep)
+	}
+	return true
+}
+
+// callPlugin builds the request and grants for one plugin step and runs it.
+func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry) (*abi.Response, *granted, []string, error) {
+	p := f.cfg.plugins[step]
+	mod, entry, err := f.module(ctx, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g, err := f.grant(p, e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	req := abi.Request{
+		ABI:      abi.Version,
+		Step:     step,
+		Entry:    entry,
+		Kind:     abi.KindDynamicLib,
+		Platform: f.platform,
+		Library:  e.Library,
+		Roots:    g.roots,
+		Options:  p.options,
+	}
+	b, err := json.Marshal(&req)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, res, err := mod.Call(ctx, g.wasm, b, p.timeout)
+	log := append(g.notes, res.Log...)
+	if err != nil {
+		return nil, nil, log, err
+	}
+	var resp abi.Response
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return nil, nil, log, fmt.Errorf("pathfinder: plugin %q: unreadable response: %v", step, err)
+	}
+	return &resp, g, log, nil
+}
