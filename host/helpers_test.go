@@ -99,13 +99,10 @@ func newFinder(t testing.TB, env testEnv, config string) *Finder {
 var sharedCacheDir string
 
 func TestMain(m *testing.M) {
-	d, err := os.MkdirTemp("", "pathfinder-cache-")
-	if err != nil {
-		panic(err)
-	}
-	sharedCacheDir = d
+	// One compilation cache for every test binary and run: compiling a module under -race takes many
+	// seconds, loading it from the cache a fraction of one.
+	sharedCacheDir = filepath.Join(os.TempDir(), "pathfinder-test-cache")
 	code := m.Run()
-	os.RemoveAll(d)
 	if libDir != "" {
 		os.RemoveAll(libDir)
 	}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pathfinder-dev/pathfinder/host"
+)
+
+func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
+	asJSON := fs.Bool("json", false, "print the explanation as JSON")
+	return func(ctx context.Context, c *cli, names []string) int {
+		if len(names) != 1 {
+			c.errorf("explain takes one library name")
+			return exitUsage
+		}
+		f, err := c.open()
+		if err != nil {
+			return c.configError(err)
+		}
+		ex := f.Explain(ctx, names[0])
+		if *asJSON {
+			out := struct {
+				*host.Explanation
+				Error   string `json:"error,omitempty"`
+				Message string `json:"message,omitempty"`
+			}{Explanation: ex}
+			if se, ok := isSearchError(ex.Err); ok {
+				out.Error, out.Message = se.Code(), se.Error()
+			}
+			e := json.NewEncoder(c.stdout)
+			e.SetIndent("", "  ")
+			e.Encode(out)
+		} else {
+			writeExplanation(c.stdout, f, ex)
+		}
+		if ex.Err != nil {
+			return exitNotFound
+		}
+		return exitOK
+	}
+}
+
+func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
+	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Order(ex.Name), " → "))
+	for i, st := range ex.Steps {
+		fmt.Fprintf(w, "%2d. %-15s %-8s %8s", i+1, st.Step, st.Outcome, round(st.Duration))
+		if st.Detail != "" {
+			fmt.Fprintf(w, "  %s", st.Detail)
+		}
+		fmt.Fprintln(w)
+		for _, c := range st.Candidates {
+			if c.Taken {
+				fmt.Fprintf(w, "      ✓ %s  (found via %s)\n", c.Path, c.FoundVia)
+			} else {
+				fmt.Fprintf(w, "      ✗ %s  refused: %s\n", c.Path, c.Refused)
+			}
+		}
+		for _, t := range st.Tried {
+			if t.Path == "" {
+				fmt.Fprintf(w, "      · %s\n", t.Reason)
+			} else {
+				fmt.Fprintf(w, "      · %s  %s\n", t.Path, t.Reason)
+			}
+		}
+		for _, l := range st.Log {
+			fmt.Fprintf(w, "      log: %s\n", l)
+		}
+	}
+	switch {
+	case ex.Result != nil:
+		fmt.Fprintf(w, "→ %s (found via %s, step %s) in %s\n", ex.Result.Path, ex.Result.FoundVia, ex.Result.Step, round(ex.Duration))
+	case ex.Err != nil:
+		fmt.Fprintf(w, "→ %v\n", ex.Err)
+	}
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// isolate gives the command an environment with nothing from the machine that would change answers.
+func isolate(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"),
+		"PATHFINDER_CACHE_DIR":     filepath.Join(os.TempDir(), "pathfinder-test-cache"),
+		"PATHFINDER_SITE_PACKAGES": "", "PATHFINDER_CONFIG": "", "VIRTUAL_ENV": "", "CONDA_PREFIX": "",
+		"CUDA_HOME": "", "CUDA_PATH": "", "CUDNN_PATH": "", "NCCL_HOME": "", "LD_LIBRARY_PATH": "",
+		"PATH": "/usr/bin:/bin",
+	} {
+		t.Setenv(k, v)
+	}
+	return home
+}
+
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = doMain(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// gccLib builds a real shared object with the given soname at path.
+func gccLib(t *testing.T, path, soname string, deps ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "lib.c")
+	os.WriteFile(src, []byte("int marker(void) { return 1; }\n"), 0o644)
+	args := append([]string{"-shared", "-fPIC", "-Wl,-soname," + soname, "-o", path, src}, deps...)
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestFind_json(t *testing.T) {
+	isolate(t)
+	site := t.TempDir()
+	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13"), "libcudart.so.13")
+	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	// Flags after the names, two names, one unknown: one JSON line each, exit 1.
+	out, _, code := run(t, "find", "cudart", "cudartt", "--json")
+	if code != exitNotFound {
+		t.Fatalf("exit %d, want %d", code, exitNotFound)
+	}
+	golden(t, "find.json", strings.ReplaceAll(out, site, "$SITE"))
+
+	out, errOut, code := run(t, "find", "--json", "cudart")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(out), &line); err != nil || code != exitOK {
+		t.Fatalf("find --json cudart: exit %d, %v: %s %s", code, err, out, errOut)
+	}
+	for _, k := range []string{"name", "kind", "path", "found_via", "step"} {
+		if _, ok := line[k]; !ok {
+			t.Errorf("JSON line lacks %q: %s", k, out)
+		}
+	}
+	out, _, code = run(t, "find", "cudart")
+	if code != exitOK || out != filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13")+"\n" {
+		t.Fatalf("find cudart: exit %d, %q", code, out)
+	}
+}
+
+func TestFind_notFound(t *testing.T) {
+	isolate(t)
+	out, _, code := run(t, "find", "nvfatbin", "--json")
+	var line struct {
+		Name, Error, Message string
+		Attempts             []map[string]string
+	}
+	if err := json.Unmarshal([]byte(out), &line); err != nil {
+		t.Fatal(err, out)
+	}
+	if code != exitNotFound || line.Error != "not-found" || line.Name != "nvfatbin" || len(line.Attempts) < 5 || !strings.Contains(line.Message, "libnvfatbin.so.13 or libnvfatbin.so.12") {
+		t.Fatalf("exit %d, %+v", code, line)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	isolate(t)
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("[search]\norder = [\"wheels\"]\ncolour = \"blue\"\n"), 0o644)
+	badStep := filepath.Join(t.TempDir(), "step.toml")
+	os.WriteFile(badStep, []byte("[library.cudart]\norder = [\"wheels\", \"nowhere\"]\n"), 0o644)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no command", nil, exitUsage, "usage: pathfinder COMMAND"},
+		{"unknown command", []string{"fnd"}, exitUsage, `unknown command "fnd"`},
+		{"unknown flag", []string{"find", "cudart", "--jsn"}, exitUsage, "unknown flag --jsn"},
+		{"no names", []string{"find"}, exitUsage, "no library named"},
+		{"unknown key in config", []string{"find", "cudart", "--config", bad}, exitUsage, bad + ":3:1: unknown key \"search.colour\""},
+		{"unknown step in config", []string{"find", "cudart", "--config", badStep}, exitUsage, `library.cudart.order names unknown step "nowhere"`},
+		{"missing config", []string{"list", "--config", "/nonexistent/p.toml"}, exitUsage, "no such file"},
+		{"explain takes one", []string{"explain", "a", "b"}, exitUsage, "explain takes one library name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := run(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.stderr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	isolate(t)
+	for _, c := range commands {
+		for _, args := range [][]string{{c.name, "--help"}, {"help", c.name}} {
+			out, _, code := run(t, args...)
+			if code != exitOK || !strings.Contains(out, "usage: pathfinder "+c.name) {
+				t.Errorf("%v: exit %d, %q", args, code, out)
+			}
+		}
+	}
+	out, _, code := run(t, "--help")
+	if code != exitOK || !strings.Contains(out, "doctor") {
+		t.Fatalf("--help: %d %q", code, out)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	isolate(t)
+	cuda := t.TempDir()
+	gccLib(t, filepath.Join(cuda, "lib/libnvblas.so.13"), "libnvblas.so.13")
+	os.WriteFile(filepath.Join(cuda, "lib/libnvblas.so.12"), []byte("not a library"), 0o644)
+	t.Setenv("CUDA_HOME", cuda)
+	out, _, code := run(t, "explain", "nvblas")
+	for _, want := range []string{
+		"steps: wheels → conda → already-loaded → system → envroots",
+		"envroots        found",
+		"✓ " + cuda + "/lib/libnvblas.so.13  (found via CUDA_HOME)",
+		cuda + "/lib64  no such directory",
+		"$CUDA_PATH  not set",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	out, _, _ = run(t, "explain", "nvblas", "--json")
+	var ex struct {
+		Steps []struct{ Step, Outcome string }
+	}
+	if err := json.Unmarshal([]byte(out), &ex); err != nil || len(ex.Steps) != 5 {
+		t.Fatalf("explain --json: %v %s", err, out)
+	}
+}
+
+func TestList(t *testing.T) {
+	isolate(t)
+	out, _, code := run(t, "list", "--json")
+	var libs []struct {
+		Name, Category string
+		Available      bool
+	}
+	if err := json.Unmarshal([]byte(out), &libs); err != nil || code != exitOK {
+		t.Fatal(code, err)
+	}
+	if len(libs) != 50 {
+		t.Fatalf("%d libraries, want the catalog's 49 and cudnn", len(libs))
+	}
+	out, _, _ = run(t, "list")
+	golden(t, "list.txt", out)
+}
+
+func TestDoctor(t *testing.T) {
+	isolate(t)
+	conda := t.TempDir()
+	gccLib(t, filepath.Join(conda, "lib/libnvjpeg.so.13"), "libnvjpeg.so.13")
+	t.Setenv("CONDA_PREFIX", conda)
+	out, _, code := run(t, "doctor")
+	for _, want := range []string{"CONDA_PREFIX=" + conda, "nvjpeg", conda + "/lib/libnvjpeg.so.13  (conda)", "not found (looked for libcudart.so.13 or libcudart.so.12", "1 of 50 libraries"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		out, _, code := run(t, "completion", sh)
+		if code != exitOK || !strings.Contains(out, "pathfinder list --names") {
+			t.Errorf("completion %s: %d %q", sh, code, out)
+		}
+	}
+	if _, _, code := run(t, "completion", "tcsh"); code != exitUsage {
+		t.Errorf("completion tcsh: exit %d", code)
+	}
+}
+
+// TestLoad_noCgoBinary builds pathfinder with CGO_ENABLED=0 and loads a library and its dependency
+// with it: purego's dlopen works without cgo.
+func TestLoad_noCgoBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	isolate(t)
+	bin := filepath.Join(t.TempDir(), "pathfinder")
+	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	site := t.TempDir()
+	fft := filepath.Join(site, "nvidia/cu13/lib/libcufft.so.12")
+	gccLib(t, fft, "libcufft.so.12")
+	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libcufftw.so.12"), "libcufftw.so.12", fft)
+	cmd = exec.Command(bin, "load", "cufftw", "cufft", "--json")
+	cmd.Env = append(os.Environ(), "PATHFINDER_SITE_PACKAGES="+site)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf(`{"name":"cufftw","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufftw.so.12","found_via":"site-packages","step":"wheels","already_loaded":false}
+{"name":"cufft","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufft.so.12","found_via":"site-packages","step":"wheels","already_loaded":false}
+`, site)
+	if string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}

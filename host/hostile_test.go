@@ -1,0 +1,741 @@
+//go:build linux
+
+package host
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+)
+
+// The hostile plugins live in ../testdata/hostile: a Go module whose searches misbehave one way each
+// (built once per test binary) and tiny hand-assembled modules (committed; hostileModules is their
+// source). Every case runs as the first step of two; the second, the builtin wheels step, must still
+// find cudart, twice, with the same Finder.
+
+// hostileDirs is one case's file system: root is granted to the hostile step, outside is not, and
+// site is the site-packages directory the wheels step finds cudart in.
+type hostileDirs struct {
+	base, root, outside, site string
+	want                      string // the library the wheels step finds
+}
+
+type hostileCase struct {
+	name    string
+	plugin  string // a module in testdata/hostile; "" for the Go plugin, running search step
+	step    string // the step's name in the config
+	memory  string
+	timeout string
+	setup   func(t *testing.T, d hostileDirs)
+	options func(d hostileDirs) map[string]string
+	failed  string // the step fails and its detail says this
+	refused string // the step proposes candidates, the host refuses all, the first for this reason
+	check   func(t *testing.T, d hostileDirs, ex *Explanation)
+}
+
+func TestHostile_steps(t *testing.T) {
+	goPlugin := hostileGoPlugin(t)
+	foreign := map[string]elf.Machine{"arm64": elf.EM_X86_64}[runtime.GOARCH]
+	if foreign == 0 {
+		foreign = elf.EM_AARCH64
+	}
+	candidates := func(paths func(d hostileDirs) []string) func(d hostileDirs) map[string]string {
+		return func(d hostileDirs) map[string]string { return map[string]string{"paths": hostileQuote(paths(d)...)} }
+	}
+	lib := func(d hostileDirs) []string { return []string{filepath.Join(d.root, "lib/libcudart.so.13")} }
+	putLib := func(data func(t *testing.T) []byte) func(t *testing.T, d hostileDirs) {
+		return func(t *testing.T, d hostileDirs) { put(t, d.root, "lib/libcudart.so.13", data(t)) }
+	}
+
+	tests := []hostileCase{
+		// Traps, loops and memory.
+		{name: "go panic", step: "hostile-panic",
+			failed: `plugin "hostile-panic": exited with code 2 while searching: panic: hostile: deliberate panic in search`},
+		{name: "exit", step: "hostile-exit", failed: `plugin "hostile-exit": exited with code 3 while searching`},
+		{name: "unreachable", plugin: "unreachable.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": trapped while searching: wasm error: unreachable`},
+		{name: "trap in _initialize", plugin: "initialize-trap.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": trapped while instantiating`},
+		{name: "infinite loop in go", step: "hostile-loop", timeout: "300ms",
+			failed: `plugin "hostile-loop": timed out while searching`, check: hostileStoppedAt(300 * time.Millisecond)},
+		{name: "infinite loop in search", plugin: "search-loop.wasm", step: "hostile-x", timeout: "300ms",
+			failed: `plugin "hostile-x": timed out while searching`, check: hostileStoppedAt(300 * time.Millisecond)},
+		{name: "infinite loop in abi version", plugin: "version-loop.wasm", step: "hostile-x", timeout: "300ms",
+			failed: `plugin "hostile-x": timed out while asking the abi version`, check: hostileStoppedAt(300 * time.Millisecond)},
+		{name: "allocate until the memory cap", step: "hostile-oom", memory: "32MiB",
+			failed: `plugin "hostile-oom": exited with code 2 while searching: fatal error: out of memory`},
+		{name: "memory over the cap", plugin: "memory-over-cap.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": not a valid wasm module`},
+
+		// The ABI.
+		{name: "wrong abi version", plugin: "abi-version-2.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": host 1, plugin 2`,
+			check: func(t *testing.T, _ hostileDirs, ex *Explanation) {
+				if d := ex.Steps[0].Detail; !strings.HasPrefix(d, ErrABIMismatch.Error()) {
+					t.Errorf("detail %q does not start with %q", d, ErrABIMismatch)
+				}
+			}},
+		{name: "missing export", plugin: "missing-search.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": missing export "pathfinder_search"`},
+		{name: "no memory", plugin: "no-memory.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": missing export "memory"`},
+		{name: "unknown import", plugin: "unknown-import.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": trapped while instantiating: ` + abi.ImportModule + `.system_resolve`},
+		{name: "not a wasm module", plugin: "not-wasm.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": not a valid wasm module`},
+
+		// The response.
+		{name: "garbage response", plugin: "garbage.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": unreadable response: invalid character`},
+		{name: "response outside memory", plugin: "response-out-of-bounds.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": response at 0xfffffff0+256 is outside its memory`},
+		{name: "response past the end of memory", plugin: "response-past-end.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": response at 0xfde8+1000 is outside its memory`},
+		{name: "huge response", plugin: "response-huge.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": response of 16777217 bytes is over the 16777216-byte limit`},
+		{name: "allocator outside memory", plugin: "alloc-out-of-bounds.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": allocator returned 0xffff0000, outside its memory`},
+		{name: "raw invalid utf-8 in the response", plugin: "invalid-utf8.wasm", step: "hostile-x",
+			refused: "outside every directory granted to the step", check: hostileValidUTF8},
+		{name: "log flood", step: "hostile-log", check: func(t *testing.T, _ hostileDirs, ex *Explanation) {
+			st := ex.Steps[0]
+			n := 0
+			for _, l := range st.Log {
+				n += len(l)
+			}
+			if st.Outcome != "nothing" || len(st.Log) < 1000 || len(st.Log) > 1100 || n > 5<<20 {
+				t.Errorf("outcome %s, %d log lines, %d bytes: want nothing, the log capped at 1000 lines plus 64 KiB of output each", st.Outcome, len(st.Log), n)
+			}
+		}},
+
+		// Candidates.
+		{name: "outside the granted roots", step: "hostile-candidates",
+			setup:   func(t *testing.T, d hostileDirs) { put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13")) },
+			options: candidates(func(d hostileDirs) []string { return []string{filepath.Join(d.outside, "libcudart.so.13")} }),
+			refused: "outside every directory granted to the step"},
+		{name: "dot dot", step: "hostile-candidates",
+			setup:   func(t *testing.T, d hostileDirs) { put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13")) },
+			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/../outside/libcudart.so.13"} }),
+			refused: "not a clean path"},
+		{name: "relative", step: "hostile-candidates", setup: putLib(hostileRealLib),
+			options: candidates(func(hostileDirs) []string { return []string{"lib/libcudart.so.13"} }),
+			refused: "not an absolute path"},
+		{name: "empty", step: "hostile-candidates",
+			options: candidates(func(hostileDirs) []string { return []string{""} }),
+			refused: "empty path"},
+		{name: "nul byte", step: "hostile-candidates", setup: putLib(hostileRealLib),
+			options: candidates(func(d hostileDirs) []string { return []string{lib(d)[0] + "\x00.txt"} }),
+			refused: "path contains a NUL byte"},
+		{name: "very long", step: "hostile-candidates",
+			options: candidates(func(d hostileDirs) []string {
+				return []string{d.root + strings.Repeat("/a", 3000) + "/libcudart.so.13"}
+			}),
+			refused: "path longer than 4096 bytes"},
+		{name: "very long name", step: "hostile-candidates",
+			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/" + strings.Repeat("a", 300)} }),
+			refused: "file name too long"},
+		{name: "invalid utf-8", step: "hostile-candidates",
+			setup: func(t *testing.T, d hostileDirs) {
+				put(t, d.root, "lib/lib\xffcudart.so.13", elfLib(t, "libcudart.so.13"))
+			},
+			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/lib/lib\xffcudart.so.13"} }),
+			refused: "no such file or directory", check: hostileValidUTF8},
+		{name: "missing file", step: "hostile-candidates", options: candidates(lib),
+			refused: "no such file or directory"},
+		{name: "not elf", step: "hostile-candidates", options: candidates(lib),
+			setup:   putLib(func(*testing.T) []byte { return []byte("INPUT(libcudart.so.13.0.1)\n") }),
+			refused: "not an ELF file: bad magic number"},
+		{name: "empty file", step: "hostile-candidates", options: candidates(lib),
+			setup:   putLib(func(*testing.T) []byte { return nil }),
+			refused: "not an ELF file"},
+		{name: "wrong machine", step: "hostile-candidates", options: candidates(lib),
+			setup:   putLib(func(*testing.T) []byte { return hostileELF(elf.ELFCLASS64, foreign, elf.ET_DYN) }),
+			refused: fmt.Sprintf("built for %s, not %s", foreign, runtime.GOARCH)},
+		{name: "32-bit", step: "hostile-candidates", options: candidates(lib),
+			setup:   putLib(func(*testing.T) []byte { return hostileELF(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN) }),
+			refused: "ELFCLASS32 library: this process is 64-bit"},
+		{name: "executable", step: "hostile-candidates", options: candidates(lib),
+			setup:   putLib(func(*testing.T) []byte { return hostileELF(elf.ELFCLASS64, hostileMachine(), elf.ET_EXEC) }),
+			refused: "not a shared object (ET_EXEC)"},
+		{name: "stubs", step: "hostile-candidates",
+			setup: func(t *testing.T, d hostileDirs) {
+				put(t, d.root, "lib/stubs/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			},
+			options: candidates(func(d hostileDirs) []string { return []string{filepath.Join(d.root, "lib/stubs/libcudart.so.13")} }),
+			refused: "a stubs/ library"},
+		{name: "directory", step: "hostile-candidates", options: candidates(lib),
+			setup: func(t *testing.T, d hostileDirs) {
+				if err := os.MkdirAll(lib(d)[0], 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			refused: "not a regular file (d"},
+		{name: "fifo", step: "hostile-candidates", options: candidates(lib),
+			setup: func(t *testing.T, d hostileDirs) {
+				os.MkdirAll(filepath.Join(d.root, "lib"), 0o755)
+				if err := syscall.Mkfifo(lib(d)[0], 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			refused: "not a regular file (p"},
+		{name: "symlink out of the root", step: "hostile-candidates", options: candidates(lib),
+			setup: func(t *testing.T, d hostileDirs) {
+				target := put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+				os.MkdirAll(filepath.Join(d.root, "lib"), 0o755)
+				if err := os.Symlink(target, lib(d)[0]); err != nil {
+					t.Fatal(err)
+				}
+			},
+			refused: "path escapes from parent"},
+
+		// The sandbox.
+		{name: "read outside the roots", step: "hostile-read", setup: hostileSecrets,
+			options: func(d hostileDirs) map[string]string {
+				return map[string]string{
+					"paths": hostileQuote(
+						filepath.Join(d.root, "inside.txt"), // the control: this one must work
+						d.root+"/../outside/secret.txt",
+						d.root+"/sub/../../outside/secret.txt",
+						filepath.Join(d.outside, "secret.txt"),
+						filepath.Join(d.root, "link-abs"),
+						filepath.Join(d.root, "link-rel"),
+						filepath.Join(d.root, "link-dir/secret.txt"),
+						filepath.Join(d.root, "sub/link-up"),
+						"../outside/secret.txt",
+						"/etc/passwd",
+						"/proc/self/environ",
+					),
+					"write": hostileQuote(filepath.Join(d.root, "pwned.txt"), filepath.Join(d.outside, "pwned.txt")),
+				}
+			},
+			refused: "not an absolute path", // the control's content, proposed as a path
+			check:   hostileCheckConfined},
+		{name: "env not granted", step: "hostile-env",
+			options: func(hostileDirs) map[string]string {
+				return map[string]string{"vars": "HOSTILE_GRANTED HOSTILE_SECRET PATHFINDER_SITE_PACKAGES PATH HOME"}
+			},
+			refused: "not an absolute path", // the granted variable's value, proposed as a path
+			check:   hostileCheckEnv},
+	}
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := t.TempDir()
+			d := hostileDirs{base: base, root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside"), site: filepath.Join(base, "site")}
+			for _, dir := range []string{d.root, d.outside, d.site} {
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d.want = put(t, d.site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			if tc.setup != nil {
+				tc.setup(t, d)
+			}
+			source := goPlugin
+			if tc.plugin != "" {
+				source = hostileTestdata(t, tc.plugin)
+			}
+			var opts map[string]string
+			if tc.options != nil {
+				opts = tc.options(d)
+			}
+			f := newFinder(t, testEnv{
+				"PATHFINDER_SITE_PACKAGES": d.site,
+				"HOSTILE_ROOT":             d.root,
+				"HOSTILE_GRANTED":          "granted-ok",
+				"HOSTILE_SECRET":           "env-secret-91c2",
+			}, hostileConfig([]string{tc.step, "wheels"}, hostileStep{tc.step, source, tc.memory, tc.timeout, opts}))
+
+			for call := 1; call <= 2; call++ {
+				ex := f.Explain(bg, "cudart")
+				if t.Failed() || !hostileCheck(t, call, tc, d, ex) {
+					return
+				}
+			}
+			lib, err := f.Find(bg, "cudart")
+			if err != nil || lib.Path != d.want || lib.Step != "wheels" {
+				t.Fatalf("Find after the hostile step: %+v, %v; want %s from wheels", lib, err, d.want)
+			}
+		})
+	}
+}
+
+// hostileCheck checks one search: the hostile step failed or found nothing, for the expected reason,
+// and the wheels step found cudart after it.
+func hostileCheck(t *testing.T, call int, tc hostileCase, d hostileDirs, ex *Explanation) bool {
+	t.Helper()
+	if ex.Err != nil || ex.Result == nil || ex.Result.Path != d.want || ex.Result.Step != "wheels" {
+		t.Errorf("call %d: %v, result %+v; want %s from wheels", call, ex.Err, ex.Result, d.want)
+	}
+	if len(ex.Steps) != 2 || ex.Steps[0].Step != tc.step {
+		t.Fatalf("call %d: steps %+v; want %s then wheels", call, ex.Steps, tc.step)
+	}
+	st := ex.Steps[0]
+	switch {
+	case tc.failed != "":
+		if st.Outcome != "failed" || !strings.Contains(st.Detail, tc.failed) || strings.Contains(st.Detail, "\n") {
+			t.Errorf("call %d: outcome %s, detail %q; want failed, one line saying %q", call, st.Outcome, st.Detail, tc.failed)
+		}
+		if !strings.HasPrefix(st.Detail, "pathfinder: ") {
+			t.Errorf("call %d: detail %q is not prefixed pathfinder:", call, st.Detail)
+		}
+	case tc.refused != "":
+		if st.Outcome != "nothing" || len(st.Candidates) == 0 || !strings.Contains(st.Candidates[0].Refused, tc.refused) {
+			t.Errorf("call %d: outcome %s, candidates %+v; want nothing, the first refused as %q", call, st.Outcome, st.Candidates, tc.refused)
+		}
+		for _, c := range st.Candidates {
+			if c.Taken || c.Refused == "" {
+				t.Errorf("call %d: candidate %q taken", call, c.Path)
+			}
+		}
+	}
+	if tc.check != nil {
+		tc.check(t, d, ex)
+	}
+	if t.Failed() {
+		for _, st := range ex.Steps {
+			t.Logf("%s: %s %s candidates=%+v tried=%+v log=%d lines", st.Step, st.Outcome, st.Detail, st.Candidates, st.Tried, len(st.Log))
+		}
+		return false
+	}
+	return true
+}
+
+// TestHostile_moduleKeepsServing runs steps that trap, run out of memory, loop and exit, all from one
+// compiled module, from several goroutines at once: each fails alone, and a well-behaved step of the
+// same module finds the library after them every time.
+func TestHostile_moduleKeepsServing(t *testing.T) {
+	goPlugin := hostileGoPlugin(t)
+	root := t.TempDir()
+	want := put(t, root, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	failing := []string{"hostile-panic", "hostile-oom", "hostile-loop", "hostile-exit"}
+	var steps []hostileStep
+	for _, s := range failing {
+		steps = append(steps, hostileStep{name: s, source: goPlugin, memory: "32MiB", timeout: "300ms"})
+	}
+	steps = append(steps, hostileStep{name: "hostile-good", source: goPlugin, memory: "32MiB", timeout: "5s",
+		options: map[string]string{"paths": hostileQuote(want)}})
+	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, hostileConfig(append(failing, "hostile-good"), steps...))
+
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 3; i++ {
+				ex := f.Explain(bg, "cudart")
+				if ex.Err != nil || ex.Result == nil || ex.Result.Path != want || ex.Result.Step != "hostile-good" || len(ex.Steps) != 5 {
+					t.Errorf("search %d: %v, %+v; want %s from hostile-good", i, ex.Err, ex.Result, want)
+					return
+				}
+				for j, st := range ex.Steps[:4] {
+					if st.Step != failing[j] || st.Outcome != "failed" {
+						t.Errorf("search %d: step %s: %s %s; want %s failed", i, st.Step, st.Outcome, st.Detail, failing[j])
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if lib, err := f.Find(bg, "cudart"); err != nil || lib.Path != want {
+		t.Fatalf("Find: %+v, %v; want %s", lib, err, want)
+	}
+}
+
+// TestHostile_modulesMatchSource proves the committed tiny modules are what hostileModules
+// assembles. PATHFINDER_HOSTILE_UPDATE=1 rewrites them.
+func TestHostile_modulesMatchSource(t *testing.T) {
+	update := os.Getenv("PATHFINDER_HOSTILE_UPDATE") == "1"
+	for name, data := range hostileModules() {
+		file := filepath.Join("..", "testdata", "hostile", name)
+		if update {
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(file)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%s differs from hostileModules (%v): rerun with PATHFINDER_HOSTILE_UPDATE=1", file, err)
+		}
+	}
+}
+
+// hostileStoppedAt checks the hostile step stopped at its deadline, not long after.
+func hostileStoppedAt(timeout time.Duration) func(*testing.T, hostileDirs, *Explanation) {
+	return func(t *testing.T, _ hostileDirs, ex *Explanation) {
+		if d := ex.Steps[0].Duration; d < timeout || d > timeout+3*time.Second {
+			t.Errorf("the step took %v; want it stopped at its %v deadline", d, timeout)
+		}
+	}
+}
+
+// hostileValidUTF8 checks nothing in the trace is invalid UTF-8.
+func hostileValidUTF8(t *testing.T, _ hostileDirs, ex *Explanation) {
+	for _, st := range ex.Steps {
+		for _, c := range st.Candidates {
+			if !utf8.ValidString(c.Path) || !utf8.ValidString(c.FoundVia) || !utf8.ValidString(c.Refused) {
+				t.Errorf("candidate %q (%q, %q) is not valid UTF-8", c.Path, c.FoundVia, c.Refused)
+			}
+		}
+		for _, a := range st.Tried {
+			if !utf8.ValidString(a.Path) || !utf8.ValidString(a.Reason) {
+				t.Errorf("attempt %q (%q) is not valid UTF-8", a.Path, a.Reason)
+			}
+		}
+	}
+}
+
+const (
+	hostileSecret  = "s3cr3t-content-7f3a"
+	hostileControl = "inside-ok"
+)
+
+// hostileSecrets puts a secret outside the root, a control file inside it, and symlinks inside that
+// point out.
+func hostileSecrets(t *testing.T, d hostileDirs) {
+	secret := put(t, d.outside, "secret.txt", []byte(hostileSecret+"\n"))
+	put(t, d.root, "inside.txt", []byte(hostileControl+"\n"))
+	for link, target := range map[string]string{
+		"link-abs":    secret,
+		"link-rel":    "../outside/secret.txt",
+		"link-dir":    d.outside,
+		"sub/link-up": "../../outside/secret.txt",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(d.root, link)), 0o755)
+		if err := os.Symlink(target, filepath.Join(d.root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// hostileCheckConfined checks the read step read its control file and nothing else, wrote nothing,
+// and that the secret appears nowhere in the explanation.
+func hostileCheckConfined(t *testing.T, d hostileDirs, ex *Explanation) {
+	st := ex.Steps[0]
+	control := filepath.Join(d.root, "inside.txt")
+	reads, writes := 0, 0
+	for _, a := range st.Tried {
+		switch {
+		case a.Reason == "read ok" && a.Path == control:
+			reads++
+		case strings.HasPrefix(a.Reason, "read refused: "):
+			reads++
+		case strings.HasPrefix(a.Reason, "write refused: "):
+			writes++
+		default:
+			t.Errorf("the plugin got through: %s: %s", a.Path, a.Reason)
+		}
+	}
+	if reads != 11 || writes != 2 {
+		t.Errorf("%d reads and %d writes recorded; want 11 and 2", reads, writes)
+	}
+	if len(st.Candidates) != 1 || st.Candidates[0].Path != hostileControl {
+		t.Errorf("candidates %+v; want only the control file's content, %q", st.Candidates, hostileControl)
+	}
+	b, _ := json.Marshal(ex)
+	if bytes.Contains(b, []byte(hostileSecret)) {
+		t.Errorf("the secret leaked into the explanation: %s", b)
+	}
+	for _, p := range []string{filepath.Join(d.root, "pwned.txt"), filepath.Join(d.outside, "pwned.txt")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the plugin wrote %s", p)
+		}
+	}
+}
+
+// hostileCheckEnv checks the env step saw exactly the granted variables.
+func hostileCheckEnv(t *testing.T, d hostileDirs, ex *Explanation) {
+	want := map[string]string{
+		"HOSTILE_GRANTED":          "set: granted-ok",
+		"HOSTILE_SECRET":           "unset",
+		"PATHFINDER_SITE_PACKAGES": "unset",
+		"PATH":                     "unset",
+		"HOME":                     "unset",
+		"environ":                  "HOSTILE_GRANTED=granted-ok HOSTILE_ROOT=" + d.root,
+	}
+	got := map[string]string{}
+	for _, a := range ex.Steps[0].Tried {
+		got[a.Path] = a.Reason
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the plugin saw %v; want %v", got, want)
+	}
+}
+
+// hostileStep is one [plugin.NAME] table.
+type hostileStep struct {
+	name, source, memory, timeout string
+	options                       map[string]string
+}
+
+// hostileConfig writes a config whose search order is order, with the given plugin steps. Each step
+// may read $HOSTILE_ROOT and the variables HOSTILE_ROOT and HOSTILE_GRANTED.
+func hostileConfig(order []string, steps ...hostileStep) string {
+	var b strings.Builder
+	q, _ := json.Marshal(order)
+	fmt.Fprintf(&b, "[search]\norder = %s\n", q)
+	for _, s := range steps {
+		fmt.Fprintf(&b, "\n[plugin.%s]\nsource = %q\nread = [\"$HOSTILE_ROOT\"]\nenv = [\"HOSTILE_ROOT\", \"HOSTILE_GRANTED\"]\n", s.name, s.source)
+		if s.memory != "" {
+			fmt.Fprintf(&b, "memory = %q\n", s.memory)
+		}
+		if s.timeout != "" {
+			fmt.Fprintf(&b, "timeout = %q\n", s.timeout)
+		}
+		if len(s.options) > 0 {
+			fmt.Fprintf(&b, "[plugin.%s.options]\n", s.name)
+			for k, v := range s.options {
+				fmt.Fprintf(&b, "%s = '%s'\n", k, v) // a TOML literal string: hostileQuote never writes ' or a newline
+			}
+		}
+	}
+	return b.String()
+}
+
+// hostileQuote joins paths as Go string literals, the form the Go plugin's options take.
+func hostileQuote(paths ...string) string {
+	var q []string
+	for _, p := range paths {
+		q = append(q, strconv.Quote(p))
+	}
+	return strings.Join(q, " ")
+}
+
+// hostileTestdata returns the absolute path of a file in testdata/hostile.
+func hostileTestdata(t *testing.T, name string) string {
+	p, err := filepath.Abs(filepath.Join("..", "testdata", "hostile", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func hostileRealLib(t *testing.T) []byte { return elfLib(t, "libcudart.so.13") }
+
+var (
+	hostileOnce sync.Once
+	hostileWasm []byte
+	hostileErr  error
+)
+
+// hostileGoPlugin builds the Go plugin once per test binary, compiles it (and the builtin module)
+// into the shared compilation cache before parallel tests need them, and returns the path of a copy
+// in the test's temp dir.
+func hostileGoPlugin(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not found")
+	}
+	hostileOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pathfinder-hostile-")
+		if err != nil {
+			hostileErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "hostile.wasm")
+		cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./testdata/hostile/plugin")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			hostileErr = fmt.Errorf("%v: %v\n%s", cmd.Args, err, b)
+			return
+		}
+		if hostileWasm, hostileErr = os.ReadFile(out); hostileErr != nil {
+			return
+		}
+		f := newFinder(t, nil, "")
+		if f.CacheDir() == "" {
+			return
+		}
+		eng, err := wasm.NewEngine(f.CacheDir())
+		if err != nil {
+			return
+		}
+		defer eng.Close()
+		for _, m := range [][]byte{hostileWasm, builtin.StepsModule()} {
+			if _, hostileErr = eng.Load(bg, "warm-up", m, 64<<20); hostileErr != nil {
+				return
+			}
+		}
+	})
+	if hostileErr != nil {
+		t.Fatal(hostileErr)
+	}
+	return put(t, t.TempDir(), "hostile.wasm", hostileWasm)
+}
+
+// hostileMachine is the ELF machine of this process.
+func hostileMachine() elf.Machine {
+	return map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "ppc64le": elf.EM_PPC64, "riscv64": elf.EM_RISCV}[runtime.GOARCH]
+}
+
+// hostileELF hand-crafts an ELF header with no sections: enough for debug/elf to read class, machine
+// and type.
+func hostileELF(class elf.Class, machine elf.Machine, typ elf.Type) []byte {
+	var b bytes.Buffer
+	b.Write([]byte{0x7f, 'E', 'L', 'F', byte(class), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
+	b.Write(make([]byte, elf.EI_NIDENT-b.Len()))
+	le := binary.LittleEndian
+	w := func(v any) { binary.Write(&b, le, v) }
+	w(uint16(typ))
+	w(uint16(machine))
+	w(uint32(elf.EV_CURRENT))
+	if class == elf.ELFCLASS64 {
+		w([3]uint64{})                    // entry, phoff, shoff
+		w(uint32(0))                      // flags
+		w([6]uint16{64, 56, 0, 64, 0, 0}) // ehsize, phentsize, phnum, shentsize, shnum, shstrndx
+	} else {
+		w([3]uint32{})
+		w(uint32(0))
+		w([6]uint16{52, 32, 0, 40, 0, 0})
+	}
+	return b.Bytes()
+}
+
+// hostileModule is a tiny hand-assembled plugin. Each export's body is raw wasm code ending in end
+// (0x0b), nil for an export the module lacks.
+type hostileModule struct {
+	imports    []string // "module.name" functions of type () -> ()
+	initialize []byte   // _initialize: () -> ()
+	version    []byte   // () -> i32
+	alloc      []byte   // (size i32) -> i32
+	search     []byte   // (ptr, len i32) -> i64
+	pages      uint32   // initial pages of the exported "memory"; 0 for no memory
+	data       []byte   // at address 0
+}
+
+// Wasm code used in hostileModules.
+var (
+	hostileUnreachable = []byte{0x00, 0x0b}
+	hostileLoopI32     = []byte{0x03, 0x40, 0x0c, 0x00, 0x0b, 0x41, 0x00, 0x0b} // loop br 0 end; i32.const 0
+	hostileLoopI64     = []byte{0x03, 0x40, 0x0c, 0x00, 0x0b, 0x42, 0x00, 0x0b} // loop br 0 end; i64.const 0
+)
+
+func hostileI32(v int32) []byte  { return append(append([]byte{0x41}, hostileSLEB(int64(v))...), 0x0b) }
+func hostileI64(v uint64) []byte { return append(append([]byte{0x42}, hostileSLEB(int64(v))...), 0x0b) }
+
+// hostileModules is the source of the tiny modules in testdata/hostile. Each is well formed except
+// for the one thing its name says.
+func hostileModules() map[string][]byte {
+	ok := func(edit func(m *hostileModule)) []byte {
+		m := hostileModule{version: hostileI32(abi.Version), alloc: hostileI32(1024), search: hostileI64(0), pages: 1}
+		edit(&m)
+		return m.encode()
+	}
+	respond := func(data string) func(m *hostileModule) {
+		return func(m *hostileModule) { m.data, m.search = []byte(data), hostileI64(uint64(len(data))) }
+	}
+	return map[string][]byte{
+		"abi-version-2.wasm":          ok(func(m *hostileModule) { m.version = hostileI32(2) }),
+		"missing-search.wasm":         ok(func(m *hostileModule) { m.search = nil }),
+		"no-memory.wasm":              ok(func(m *hostileModule) { m.pages = 0 }),
+		"unknown-import.wasm":         ok(func(m *hostileModule) { m.imports = []string{abi.ImportModule + ".system_resolve"} }),
+		"unreachable.wasm":            ok(func(m *hostileModule) { m.search = hostileUnreachable }),
+		"initialize-trap.wasm":        ok(func(m *hostileModule) { m.initialize = hostileUnreachable }),
+		"search-loop.wasm":            ok(func(m *hostileModule) { m.search = hostileLoopI64 }),
+		"version-loop.wasm":           ok(func(m *hostileModule) { m.version = hostileLoopI32 }),
+		"memory-over-cap.wasm":        ok(func(m *hostileModule) { m.pages = 65536 }),
+		"garbage.wasm":                ok(respond("\x00\xff<html>this is not JSON</html>")),
+		"invalid-utf8.wasm":           ok(respond(`{"candidates":[{"path":"/` + "\xff\xfe" + `/lib` + "\xc3" + `cudart.so.13","found_via":"` + "\xed\xa0\x80" + `"}],"tried":[{"path":"` + "\xff" + `","reason":"` + "\xc0\xaf" + `"}]}`)),
+		"response-out-of-bounds.wasm": ok(func(m *hostileModule) { m.search = hostileI64(0xfffffff0<<32 | 256) }),
+		"response-past-end.wasm":      ok(func(m *hostileModule) { m.search = hostileI64(65000<<32 | 1000) }),
+		"response-huge.wasm":          ok(func(m *hostileModule) { m.pages, m.search = 257, hostileI64(16<<20+1) }),
+		"alloc-out-of-bounds.wasm":    ok(func(m *hostileModule) { m.alloc = hostileI32(-0x10000) }),
+		"not-wasm.wasm":               []byte("this is not a wasm module\n"),
+	}
+}
+
+// encode assembles the module: types, imports, functions, memory, exports, code, data.
+func (m hostileModule) encode() []byte {
+	out := []byte("\x00asm\x01\x00\x00\x00")
+	section := func(id byte, items ...[]byte) {
+		if len(items) == 0 {
+			return
+		}
+		body := hostileULEB(uint32(len(items)))
+		for _, it := range items {
+			body = append(body, it...)
+		}
+		out = append(append(append(out, id), hostileULEB(uint32(len(body)))...), body...)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	name := func(s string) []byte { return cat(hostileULEB(uint32(len(s))), []byte(s)) }
+
+	// Types: 0 () -> (), 1 () -> i32, 2 (i32) -> i32, 3 (i32, i32) -> i64.
+	section(1, []byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}, []byte{0x60, 1, 0x7f, 1, 0x7f}, []byte{0x60, 2, 0x7f, 0x7f, 1, 0x7e})
+	var imports [][]byte
+	for _, im := range m.imports {
+		mod, fn, _ := strings.Cut(im, ".")
+		imports = append(imports, cat(name(mod), name(fn), []byte{0x00, 0x00}))
+	}
+	section(2, imports...)
+	var funcs, exports, code [][]byte
+	for _, f := range []struct {
+		name string
+		typ  byte
+		body []byte
+	}{{"_initialize", 0, m.initialize}, {abi.ExportVersion, 1, m.version}, {abi.ExportAlloc, 2, m.alloc}, {abi.ExportSearch, 3, m.search}} {
+		if f.body == nil {
+			continue
+		}
+		exports = append(exports, cat(name(f.name), []byte{0x00}, hostileULEB(uint32(len(m.imports)+len(funcs)))))
+		funcs = append(funcs, []byte{f.typ})
+		body := cat([]byte{0x00}, f.body) // no locals
+		code = append(code, cat(hostileULEB(uint32(len(body))), body))
+	}
+	section(3, funcs...)
+	if m.pages > 0 {
+		section(5, cat([]byte{0x00}, hostileULEB(m.pages)))
+		exports = append(exports, cat(name("memory"), []byte{0x02, 0x00}))
+	}
+	section(7, exports...)
+	section(10, code...)
+	if len(m.data) > 0 {
+		section(11, cat([]byte{0x00, 0x41, 0x00, 0x0b}, hostileULEB(uint32(len(m.data))), m.data))
+	}
+	return out
+}
+
+func hostileULEB(v uint32) []byte {
+	var b []byte
+	for {
+		c := byte(v & 0x7f)
+		if v >>= 7; v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+func hostileSLEB(v int64) []byte {
+	var b []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

@@ -1,0 +1,74 @@
+package envroots
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+)
+
+func TestSearch(t *testing.T) {
+	elf := &fstest.MapFile{Data: []byte("\x7fELF")}
+	cudnn := abi.Library{
+		Name:               "cudnn",
+		LinuxSonames:       []string{"libcudnn.so.9"},
+		AnchorRelDirsLinux: []string{"lib64", "lib"},
+		InstallRootEnvVars: []string{"CUDNN_PATH"},
+		InstallRootRelDirs: []string{"lib", "lib64"},
+	}
+	tests := []struct {
+		name  string
+		env   map[string]string
+		files fstest.MapFS
+		want  []string // path=label
+		tried string   // some attempt reason contains it
+	}{
+		{
+			name:  "install root first, then CUDA_PATH",
+			env:   map[string]string{"CUDNN_PATH": "/cudnn", "CUDA_PATH": "/cuda"},
+			files: fstest.MapFS{"cudnn/lib/libcudnn.so.9": elf, "cuda/lib64/libcudnn.so.9": elf},
+			want:  []string{"/cudnn/lib/libcudnn.so.9=CUDNN_PATH", "/cuda/lib64/libcudnn.so.9=CUDA_PATH"},
+		},
+		{
+			name:  "CUDA_PATH hides CUDA_HOME",
+			env:   map[string]string{"CUDA_PATH": "/cuda", "CUDA_HOME": "/home"},
+			files: fstest.MapFS{"home/lib64/libcudnn.so.9": elf},
+			want:  nil,
+		},
+		{
+			name:  "CUDA_HOME when CUDA_PATH is unset; every anchor dir",
+			env:   map[string]string{"CUDA_HOME": "/home"},
+			files: fstest.MapFS{"home/lib64/other": elf, "home/lib/libcudnn.so.9": elf},
+			want:  []string{"/home/lib/libcudnn.so.9=CUDA_HOME"},
+		},
+		{
+			name:  "relative values are refused",
+			env:   map[string]string{"CUDNN_PATH": "cudnn", "CUDA_HOME": "./cuda"},
+			files: fstest.MapFS{"cudnn/lib/libcudnn.so.9": elf},
+			tried: "relative path: refused",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := abi.Env{FS: tt.files, Getenv: func(k string) string { return tt.env[k] }}
+			resp := Search(env, &abi.Request{ABI: abi.Version, Platform: abi.Platform{OS: "linux", Arch: "amd64"}, Library: cudnn})
+			var got []string
+			for _, c := range resp.Candidates {
+				got = append(got, c.Path+"="+c.FoundVia)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Fatalf("candidates %v, want %v (tried %+v)", got, tt.want, resp.Tried)
+			}
+			if tt.tried != "" {
+				var reasons []string
+				for _, a := range resp.Tried {
+					reasons = append(reasons, a.Reason)
+				}
+				if !strings.Contains(strings.Join(reasons, "\n"), tt.tried) {
+					t.Fatalf("tried %v lacks %q", reasons, tt.tried)
+				}
+			}
+		})
+	}
+}
