@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
@@ -114,7 +115,7 @@ func loadConfig(opts *Options) (*config, error) {
 	optional, required := configLayers(opts)
 	for _, name := range optional {
 		data, err := os.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			continue
 		}
 		if err != nil {

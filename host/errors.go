@@ -73,5 +73,8 @@ func suggestion(names []string) string {
 	for i, n := range names {
 		q[i] = fmt.Sprintf("%q", n)
 	}
-	return " (did you mean " + strings.Join(q, " or ") + "?)"
+	if len(q) == 1 {
+		return " (did you mean " + q[0] + "?)"
+	}
+	return " (did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + "?)"
 }

@@ -1,0 +1,125 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfig_layers(t *testing.T) {
+	home := t.TempDir()
+	sys := t.TempDir()
+	put(t, sys, "pathfinder.toml", []byte("[search]\norder = [\"conda\", \"system\"]\n[plugin.conda]\ntimeout = \"1s\"\n"))
+	put(t, home, ".config/pathfinder/pathfinder.toml", []byte("[plugin.conda]\nmemory = \"32MiB\"\n"))
+	envFile := put(t, t.TempDir(), "env.toml", []byte("[library.cudart]\norder = [\"envroots\"]\n"))
+	last := put(t, t.TempDir(), "last.toml", []byte("[plugin.conda]\ntimeout = \"3s\"\n"))
+	opts := Options{
+		SystemConfigDir: sys,
+		ConfigFile:      last,
+		Getenv:          testEnv{"HOME": home, "PATHFINDER_CONFIG": envFile}.get,
+	}
+	f, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files := f.ConfigFiles()
+	want := []string{"builtin:pathfinder.toml", filepath.Join(sys, "pathfinder.toml"), filepath.Join(home, ".config/pathfinder/pathfinder.toml"), envFile, last}
+	if strings.Join(files, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("layers %v, want %v", files, want)
+	}
+	conda := f.cfg.plugins["conda"]
+	if conda.timeout != 3*time.Second || conda.memory != 32<<20 || conda.source != "builtin:conda" {
+		t.Fatalf("conda = %+v: each layer should override only what it sets", conda)
+	}
+	if o := strings.Join(f.Order("cudart"), ","); o != "envroots" {
+		t.Fatalf("cudart order %s", o)
+	}
+	if o := strings.Join(f.Order("nvrtc"), ","); o != "conda,system" {
+		t.Fatalf("default order %s", o)
+	}
+	if o := strings.Join(f.Order("nvml"), ","); o != "already-loaded,system" {
+		t.Fatalf("nvml order %s", o)
+	}
+}
+
+func TestConfig_Errors(t *testing.T) {
+	tests := []struct {
+		name, config, want string
+	}{
+		{"unknown key", "[search]\nordr = []\n", `:2:1: unknown key "search.ordr"`},
+		{"unknown plugin key", "[plugin.wheels]\nsource = \"builtin:wheels\"\n  colour = \"x\"\n", `:3:3: unknown key "plugin.wheels.colour"`},
+		{"syntax", "[search\n", "p.toml:2:8: expected '.' or ']' to end table name"},
+		{"unknown step", "[search]\norder = [\"wheels\", \"whels\"]\n", `search.order names unknown step "whels"`},
+		{"step twice", "[search]\norder = [\"wheels\", \"wheels\"]\n", `names step "wheels" twice`},
+		{"unknown library", "[library.cudartt]\norder = [\"wheels\"]\n", `[library.cudartt] names an unknown library (did you mean "cudart"`},
+		{"plugin without source", "[plugin.mine]\nread = [\"/opt\"]\n", `plugin "mine" has no source`},
+		{"no such builtin", "[plugin.mine]\nsource = \"builtin:nope\"\n", `no builtin step "nope"`},
+		{"bad memory", "[plugin.wheels]\nmemory = \"lots\"\n", `plugin.wheels.memory: "lots" is not a size`},
+		{"bad timeout", "[plugin.wheels]\ntimeout = \"-1s\"\n", `"-1s" is not a positive duration`},
+		{"bad sha256", "[plugin.wheels]\nsha256 = \"abc\"\n", `sha256 "abc" is not 64 hex digits`},
+		{"relative site dir", "[search]\nsite_packages = [\"venv/lib\"]\n", `"venv/lib" is a relative path`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := put(t, t.TempDir(), "p.toml", []byte(tt.config))
+			_, err := New(Options{ConfigFile: path, SystemConfigDir: t.TempDir(), Getenv: testEnv{}.get})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "pathfinder: ") {
+				t.Fatalf("New: %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompilationCacheDir(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		name   string
+		env    testEnv
+		config string
+		want   string
+	}{
+		{"XDG default", testEnv{"HOME": home}, "", filepath.Join(home, ".cache/pathfinder")},
+		{"XDG_CACHE_HOME", testEnv{"HOME": home, "XDG_CACHE_HOME": "/xdg"}, "", "/xdg/pathfinder"},
+		{"env override", testEnv{"HOME": home, "PATHFINDER_CACHE_DIR": "/pf"}, "", "/pf"},
+		{"config dir", testEnv{"HOME": home}, "[cache]\ndir = \"/cfg\"\n", "/cfg"},
+		{"off by env", testEnv{"HOME": home, "PATHFINDER_NO_CACHE": "1"}, "", ""},
+		{"off by config", testEnv{"HOME": home}, "[cache]\nenabled = false\n", ""},
+		{"relative is refused", testEnv{"HOME": home, "PATHFINDER_CACHE_DIR": "cache"}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := Options{Getenv: tt.env.get, SystemConfigDir: t.TempDir()}
+			if tt.config != "" {
+				opts.ConfigFile = put(t, t.TempDir(), "p.toml", []byte(tt.config))
+			}
+			f, err := New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := f.CacheDir()
+			if tt.want == "" && got != "" || tt.want != "" && filepath.Dir(got) != tt.want {
+				t.Fatalf("CacheDir() = %q, want under %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFind_cacheOff finds through the sandbox with no disk cache at all.
+func TestFind_cacheOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the builtin module without a cache")
+	}
+	site := t.TempDir()
+	put(t, site, "nvidia/cu13/lib/libcupti.so.13", elfLib(t, "libcupti.so.13"))
+	dir := t.TempDir()
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_NO_CACHE": "1", "PATHFINDER_CACHE_DIR": dir}, "")
+	if _, err := f.Find(bg, "cupti"); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("cache dir written with the cache off: %v", entries)
+	}
+}
