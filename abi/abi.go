@@ -3,6 +3,8 @@
 // author writes one search function. It imports only the standard library and builds for wasip1 and the host.
 package abi
 
+import "strings"
+
 // Version is the plugin ABI version. The host refuses a plugin that reports another one.
 const Version = 1
 
@@ -38,13 +40,18 @@ type Platform struct {
 
 func (p Platform) String() string { return p.OS + "/" + p.Arch }
 
-// Library is a library descriptor, as a descriptor pack declares it. Field names follow
+// Library is a descriptor, as a descriptor pack declares it: a dynamic library, or a header set, a
+// binary utility, a static or a bitcode library (the pack table says which). Field names follow
 // cuda.pathfinder's catalog. File names are listed newest first.
 type Library struct {
 	Name                    string   `json:"name" toml:"name"`
 	PackagedWith            string   `json:"packaged_with" toml:"packaged_with"` // "ctk", "other" or "driver"
 	LinuxSonames            []string `json:"linux_sonames,omitempty" toml:"linux_sonames"`
 	WindowsDLLs             []string `json:"windows_dlls,omitempty" toml:"windows_dlls"`
+	LinuxFiles              []string `json:"linux_files,omitempty" toml:"linux_files"`     // other kinds: the header that marks the directory, the binary, the archive, the bitcode file
+	WindowsFiles            []string `json:"windows_files,omitempty" toml:"windows_files"` // the same on Windows ("nvcc.exe", "cudadevrt.lib")
+	CondaRelDirsLinux       []string `json:"conda_rel_dirs_linux,omitempty" toml:"conda_rel_dirs_linux"`
+	CondaRelDirsWindows     []string `json:"conda_rel_dirs_windows,omitempty" toml:"conda_rel_dirs_windows"`
 	SitePackagesLinux       []string `json:"site_packages_linux,omitempty" toml:"site_packages_linux"`
 	SitePackagesWindows     []string `json:"site_packages_windows,omitempty" toml:"site_packages_windows"`
 	AnchorRelDirsLinux      []string `json:"anchor_rel_dirs_linux,omitempty" toml:"anchor_rel_dirs_linux"`
@@ -58,28 +65,80 @@ type Library struct {
 	RequiresRTLDDeepbind    bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
 }
 
-// FileNames returns the library's declared file names on p, newest first.
+// FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic
+// library, the declared files for the other kinds.
 func (l *Library) FileNames(p Platform) []string {
 	if p.OS == "windows" {
-		return l.WindowsDLLs
+		return append(l.WindowsDLLs[:len(l.WindowsDLLs):len(l.WindowsDLLs)], l.WindowsFiles...)
 	}
-	return l.LinuxSonames
+	return append(l.LinuxSonames[:len(l.LinuxSonames):len(l.LinuxSonames)], l.LinuxFiles...)
+}
+
+// CondaDirs returns the sub-directories of a conda prefix to search on p; a dynamic library that
+// declares none is in lib (Library/bin on Windows). "{triple}" stands for p.Triple().
+func (l *Library) CondaDirs(p Platform) []string {
+	dirs := l.CondaRelDirsLinux
+	if p.OS == "windows" {
+		dirs = l.CondaRelDirsWindows
+	}
+	if len(dirs) == 0 && len(l.LinuxFiles)+len(l.WindowsFiles) == 0 {
+		if p.OS == "windows" {
+			return []string{"Library/bin"}
+		}
+		return []string{"lib"}
+	}
+	return p.expand(dirs)
 }
 
 // SitePackagesDirs returns the site-packages sub-directories to search on p.
 func (l *Library) SitePackagesDirs(p Platform) []string {
 	if p.OS == "windows" {
-		return l.SitePackagesWindows
+		return p.expand(l.SitePackagesWindows)
 	}
-	return l.SitePackagesLinux
+	return p.expand(l.SitePackagesLinux)
 }
 
 // AnchorDirs returns the sub-directories of a toolkit root to search on p.
 func (l *Library) AnchorDirs(p Platform) []string {
 	if p.OS == "windows" {
-		return l.AnchorRelDirsWindows
+		return p.expand(l.AnchorRelDirsWindows)
 	}
-	return l.AnchorRelDirsLinux
+	return p.expand(l.AnchorRelDirsLinux)
+}
+
+// Triple is the CUDA toolkit's name for p in targets/<triple>: "x86_64-linux", "sbsa-linux", "x64".
+func (p Platform) Triple() string {
+	switch {
+	case p.OS == "windows" && p.Arch == "arm64":
+		return "arm64"
+	case p.OS == "windows":
+		return "x64"
+	case p.Arch == "arm64":
+		return "sbsa-linux"
+	case p.Arch == "ppc64le":
+		return "ppc64le-linux"
+	}
+	return "x86_64-linux"
+}
+
+func (p Platform) expand(dirs []string) []string {
+	if !slicesContainTriple(dirs) {
+		return dirs
+	}
+	out := make([]string, len(dirs))
+	for i, d := range dirs {
+		out[i] = strings.ReplaceAll(d, "{triple}", p.Triple())
+	}
+	return out
+}
+
+func slicesContainTriple(dirs []string) bool {
+	for _, d := range dirs {
+		if strings.Contains(d, "{triple}") {
+			return true
+		}
+	}
+	return false
 }
 
 // Root is a directory the host granted to a step, read-only, mounted at its host path.

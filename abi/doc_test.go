@@ -13,7 +13,7 @@ func Example() {
 	search := func(env abi.Env, req *abi.Request) *abi.Response {
 		resp := &abi.Response{}
 		root := env.Lookupenv("OPT_CUDA")
-		abi.FindFiles(env, resp, []string{root + "/lib64"}, req.Library.FileNames(req.Platform), "OPT_CUDA")
+		abi.Find(env, req, resp, []string{root + "/lib64"}, "OPT_CUDA")
 		return resp
 	}
 	env := abi.Env{

@@ -126,36 +126,64 @@ func (e Env) logf(format string, args ...any) {
 	}
 }
 
-// FindFiles is the search most steps share: for each directory in order, each declared file name in
-// order (newest first), the first regular file that exists becomes a candidate labelled foundVia.
+// Find is the search every first-party step shares: for each directory in order, each declared file
+// name in order (newest first), what exists becomes a candidate labelled foundVia — the file itself, or
+// for a header set the directory that holds the header. Names match case-insensitively for a Windows
+// target. (WASI shows no permission bits, so whether a binary is executable is the host's check.)
 // Every directory that does not exist or holds none of the names is recorded in the response.
 // A directory's candidates come before the next directory's; the host takes the first valid one.
-func FindFiles(env Env, resp *Response, dirs, names []string, foundVia string) {
+func Find(env Env, req *Request, resp *Response, dirs []string, foundVia string) {
+	names := req.Library.FileNames(req.Platform)
 	for _, dir := range dirs {
 		fi, err := env.Stat(dir)
 		if err != nil || !fi.IsDir() {
 			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: "no such directory"})
 			continue
 		}
+		var listing []fs.DirEntry
+		if req.Platform.OS == "windows" {
+			listing, _ = env.ReadDir(dir)
+		}
 		found := false
 		for _, name := range names {
 			p := path.Join(dir, name)
+			if listing != nil {
+				p = path.Join(dir, foldName(listing, name))
+			}
 			fi, err := env.Stat(p)
 			switch {
 			case err != nil:
 				continue
 			case fi.IsDir():
 				resp.Tried = append(resp.Tried, Attempt{Path: p, Reason: "is a directory"})
+				continue
+			case req.Kind == KindHeaderDir:
+				resp.Candidates = append(resp.Candidates, Candidate{Path: dir, FoundVia: foundVia, Note: "holds " + name})
 			default:
 				resp.Candidates = append(resp.Candidates, Candidate{Path: p, FoundVia: foundVia})
-				found = true
 			}
+			found = true
 		}
 		if !found {
 			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: "none of " + strings.Join(names, ", ")})
 		}
 		env.logf("searched %s", dir)
 	}
+}
+
+// foldName returns the entry of listing equal to name under Unicode case folding, else name.
+func foldName(listing []fs.DirEntry, name string) string {
+	for _, e := range listing {
+		if e.Name() == name {
+			return name
+		}
+	}
+	for _, e := range listing {
+		if strings.EqualFold(e.Name(), name) {
+			return e.Name()
+		}
+	}
+	return name
 }
 
 // EnvDir returns the directory named by the granted variable name. An unset variable, or one holding a

@@ -117,7 +117,7 @@ func run(n int) error {
 		f.Find(ctx, "cudart")
 	}))
 	results = append(results, loopCase("in-process search, not remembered (Explain)", n, 50, func() {
-		f.Explain(ctx, "cudart")
+		f.Explain(ctx, host.DynamicLib, "cudart")
 	}))
 	sites := []string{site}
 	results = append(results, loopCase("in-process native search (floor)", n, 2000, func() {

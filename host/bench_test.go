@@ -31,7 +31,7 @@ func BenchmarkFind_search(b *testing.B) {
 	f := benchFinder(b)
 	b.ResetTimer()
 	for b.Loop() {
-		if ex := f.Explain(bg, "cudart"); ex.Err != nil {
+		if ex := f.Explain(bg, DynamicLib, "cudart"); ex.Err != nil {
 			b.Fatal(ex.Err)
 		}
 	}
@@ -42,7 +42,7 @@ func BenchmarkFind_notFound(b *testing.B) {
 	f := benchFinder(b)
 	b.ResetTimer()
 	for b.Loop() {
-		if ex := f.Explain(bg, "nvfatbin"); ex.Err == nil {
+		if ex := f.Explain(bg, DynamicLib, "nvfatbin"); ex.Err == nil {
 			b.Fatal("found")
 		}
 	}

@@ -37,6 +37,7 @@ type SearchError struct {
 	Suggestions []string  // close names, for ErrUnknown
 	Dependency  string    // set when a dependency failed: its name
 	Cause       error     // the dependency's own error
+	Reason      string    // why, when ErrNotAvailable is not about the platform's catalog
 }
 
 func (e *SearchError) Error() string {
@@ -44,9 +45,11 @@ func (e *SearchError) Error() string {
 	case e.Dependency != "":
 		return fmt.Sprintf("pathfinder: cannot load %q: its dependency %q failed: %s", e.Name, e.Dependency, strings.TrimPrefix(e.Cause.Error(), "pathfinder: "))
 	case errors.Is(e.Err, ErrUnknown):
-		return fmt.Sprintf("pathfinder: unknown library %q%s", e.Name, suggestion(e.Suggestions))
+		return fmt.Sprintf("pathfinder: unknown %s %q%s", kindNoun(e.Kind), e.Name, suggestion(e.Suggestions))
+	case errors.Is(e.Err, ErrNotAvailable) && e.Reason != "":
+		return fmt.Sprintf("pathfinder: %s %q: %s", kindNoun(e.Kind), e.Name, e.Reason)
 	case errors.Is(e.Err, ErrNotAvailable):
-		return fmt.Sprintf("pathfinder: library %q is not available on %s", e.Name, e.Platform)
+		return fmt.Sprintf("pathfinder: %s %q is not available on %s", kindNoun(e.Kind), e.Name, e.Platform)
 	}
 	return fmt.Sprintf("pathfinder: %q not found: looked for %s in %d places (pathfinder explain %s lists them)",
 		e.Name, strings.Join(e.Looked, " or "), len(e.Attempts), e.Name)
@@ -63,6 +66,21 @@ func (e *SearchError) Code() string {
 		return "not-available"
 	}
 	return "not-found"
+}
+
+// kindNoun names a kind in messages.
+func kindNoun(k Kind) string {
+	switch k {
+	case abi.KindHeaderDir:
+		return "header set"
+	case abi.KindBinary:
+		return "binary utility"
+	case abi.KindStaticLib:
+		return "static library"
+	case abi.KindBitcode:
+		return "bitcode library"
+	}
+	return "library"
 }
 
 func suggestion(names []string) string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 )
 
 // elf32 is the header of a 32-bit x86 shared object: enough for the class check.
@@ -117,7 +118,7 @@ func TestFind_searchOrder(t *testing.T) {
 			f := newFinder(t, env, "")
 			lib, err := f.Find(bg, tt.lib)
 			if err != nil {
-				t.Fatalf("Find(%q): %v\n%s", tt.lib, err, dump(f.Explain(bg, tt.lib)))
+				t.Fatalf("Find(%q): %v\n%s", tt.lib, err, dump(f.Explain(bg, DynamicLib, tt.lib)))
 			}
 			want := filepath.Join(root(tt.want.root), tt.want.rel)
 			if lib.Path != want || lib.FoundVia != tt.foundVia || lib.Step != tt.step || lib.Kind != abi.KindDynamicLib || lib.Name != tt.lib {
@@ -210,7 +211,7 @@ func TestFind_driverLibrariesSkipPackagedSteps(t *testing.T) {
 	cuda := t.TempDir()
 	put(t, cuda, "lib64/libcuda.so.1", elfLib(t, "libcuda.so.1"))
 	f := newFinder(t, testEnv{"CUDA_HOME": cuda}, "")
-	ex := f.Explain(bg, "cuda")
+	ex := f.Explain(bg, DynamicLib, "cuda")
 	var steps []string
 	for _, st := range ex.Steps {
 		steps = append(steps, st.Step)
@@ -292,7 +293,7 @@ func TestGranted_validate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := g.validate(tt.path, tt.plat)
+			got := g.validate(tt.path, &catalog.Entry{Kind: DynamicLib}, tt.plat)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("validate(%q) = %q, want %q", tt.path, got, tt.want)
 			}

@@ -5,12 +5,12 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -29,6 +29,45 @@ type Options struct {
 	SystemConfigDir string
 	// Getenv reads the environment; nil means os.Getenv. Tests replace it.
 	Getenv func(string) string
+	// Platform is the platform to search for; the zero value means the one this process runs on.
+	// Another platform (a Windows layout, a mounted arm64 image) can be found but not loaded.
+	Platform abi.Platform
+}
+
+// Kind is what a search looks for.
+type Kind = abi.Kind
+
+// The kinds.
+const (
+	DynamicLib = abi.KindDynamicLib // a shared library: libcudart.so.13, cudart64_13.dll
+	HeaderDir  = abi.KindHeaderDir  // the directory holding a header set: cuda_runtime.h, cuda/std/version
+	Binary     = abi.KindBinary     // a binary utility: nvcc, ptxas, nvdisasm
+	StaticLib  = abi.KindStaticLib  // a static library: libcudadevrt.a
+	Bitcode    = abi.KindBitcode    // a bitcode library: libdevice.10.bc
+)
+
+// ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").
+func ParseKind(s string) (Kind, error) {
+	for _, k := range catalog.Kinds {
+		if string(k.Kind) == s {
+			return k.Kind, nil
+		}
+	}
+	return "", fmt.Errorf("pathfinder: unknown kind %q (dynamic-lib, header-dir, binary, static-lib or bitcode)", s)
+}
+
+// ParsePlatform reads "os/arch" ("linux/amd64", "windows/arm64").
+func ParsePlatform(s string) (abi.Platform, error) {
+	osName, arch, ok := strings.Cut(s, "/")
+	valid := map[string]bool{"linux/amd64": true, "linux/arm64": true, "windows/amd64": true, "windows/arm64": true}
+	if !ok || !valid[s] {
+		return abi.Platform{}, fmt.Errorf("pathfinder: unknown target %q (linux/amd64, linux/arm64, windows/amd64 or windows/arm64)", s)
+	}
+	p := abi.Platform{OS: osName, Arch: arch}
+	if osName == "linux" {
+		p.Libc = "glibc"
+	}
+	return p, nil
 }
 
 func (o *Options) getenv(k string) string {
@@ -83,8 +122,8 @@ func New(opts Options) (*Finder, error) {
 		return nil, err
 	}
 	for lib := range cfg.libraryOrder {
-		if _, ok := cat.Lookup(lib); !ok {
-			return nil, fmt.Errorf("pathfinder: config: [library.%s] names an unknown library%s", lib, suggestion(cat.Suggest(lib)))
+		if _, ok := cat.Lookup(abi.KindDynamicLib, lib); !ok {
+			return nil, fmt.Errorf("pathfinder: config: [library.%s] names an unknown library%s", lib, suggestion(cat.Suggest(abi.KindDynamicLib, lib)))
 		}
 	}
 	f := &Finder{
@@ -99,6 +138,9 @@ func New(opts Options) (*Finder, error) {
 	}
 	if f.platform.OS == "linux" {
 		f.platform.Libc = "glibc"
+	}
+	if opts.Platform.OS != "" {
+		f.platform = opts.Platform
 	}
 	f.cacheDir = f.compilationCacheDir()
 	return f, nil
@@ -146,6 +188,11 @@ func (f *Finder) CacheDir() string { return f.cacheDir }
 // Platform is the platform searches are for.
 func (f *Finder) Platform() abi.Platform { return f.platform }
 
+// native reports whether searches are for the platform this process runs on.
+func (f *Finder) native() bool {
+	return f.platform.OS == runtime.GOOS && f.platform.Arch == runtime.GOARCH
+}
+
 // Library is a library that was found.
 type Library struct {
 	Name     string   `json:"name"`
@@ -164,7 +211,13 @@ type LoadedLibrary struct {
 
 // Find locates the dynamic library name without loading it.
 func (f *Finder) Find(ctx context.Context, name string) (*Library, error) {
-	lib, err := f.once(ctx, "find", name)
+	return f.FindKind(ctx, DynamicLib, name)
+}
+
+// FindKind locates name of the given kind: a dynamic library, a header directory, a binary utility,
+// a static or a bitcode library.
+func (f *Finder) FindKind(ctx context.Context, kind Kind, name string) (*Library, error) {
+	lib, err := f.once(ctx, kind, name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -174,18 +227,18 @@ func (f *Finder) Find(ctx context.Context, name string) (*Library, error) {
 // Load finds the dynamic library name, loads its dependencies and then it, and returns where it came
 // from. A library already in the process is returned as it is.
 func (f *Finder) Load(ctx context.Context, name string) (*LoadedLibrary, error) {
-	return f.once(ctx, "load", name)
+	return f.once(ctx, DynamicLib, name, true)
 }
 
-// Explain searches for name afresh, without loading anything or using what was remembered, and returns
-// every step with its candidates and why each was taken or refused.
-func (f *Finder) Explain(ctx context.Context, name string) *Explanation {
+// Explain searches for name of kind afresh, without loading anything or using what was remembered,
+// and returns every step with its candidates and why each was taken or refused.
+func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanation {
 	f.searches.Add(1)
-	return f.search(ctx, name, false)
+	return f.search(ctx, kind, name, false)
 }
 
-func (f *Finder) once(ctx context.Context, op, name string) (*LoadedLibrary, error) {
-	key := op + "\x00" + name
+func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
+	key := fmt.Sprintf("%s\x00%s\x00%v", kind, name, load)
 	f.mu.Lock()
 	if lib, ok := f.done[key]; ok {
 		f.mu.Unlock()
@@ -205,7 +258,7 @@ func (f *Finder) once(ctx context.Context, op, name string) (*LoadedLibrary, err
 	f.mu.Unlock()
 
 	f.searches.Add(1)
-	ex := f.search(ctx, name, op == "load")
+	ex := f.search(ctx, kind, name, load)
 	fl.lib, fl.err = ex.Result, ex.Err
 
 	f.mu.Lock()
@@ -218,20 +271,21 @@ func (f *Finder) once(ctx context.Context, op, name string) (*LoadedLibrary, err
 	return fl.lib, fl.err
 }
 
-// LibraryInfo describes a known library for listings.
+// LibraryInfo describes a known name for listings.
 type LibraryInfo struct {
 	Name      string `json:"name"`
+	Kind      Kind   `json:"kind"`
 	Category  string `json:"category"` // "ctk", "third-party" or "driver"
 	Available bool   `json:"available"`
 	Pack      string `json:"pack"`
 }
 
-// Libraries lists every known library in catalog order.
-func (f *Finder) Libraries() []LibraryInfo {
+// Libraries lists every known name of kind in catalog order.
+func (f *Finder) Libraries(kind Kind) []LibraryInfo {
 	var out []LibraryInfo
-	for _, n := range f.catalog.Names() {
-		e, _ := f.catalog.Lookup(n)
-		out = append(out, LibraryInfo{Name: n, Category: e.Category(), Available: e.AvailableOn(f.platform), Pack: e.Pack})
+	for _, n := range f.catalog.Names(kind) {
+		e, _ := f.catalog.Lookup(kind, n)
+		out = append(out, LibraryInfo{Name: n, Kind: kind, Category: e.Category(), Available: e.AvailableOn(f.platform), Pack: e.Pack})
 	}
 	return out
 }
@@ -272,4 +326,19 @@ func Load(ctx context.Context, name string) (*LoadedLibrary, error) {
 	return f.Load(ctx, name)
 }
 
-var errNoCandidate = errors.New("no candidate")
+// Kinds lists every kind, in the order listings show them.
+func Kinds() []Kind {
+	out := make([]Kind, len(catalog.Kinds))
+	for i, k := range catalog.Kinds {
+		out[i] = k.Kind
+	}
+	return out
+}
+
+// FileNames returns the file names a search for name of kind looks for on the Finder's platform.
+func (f *Finder) FileNames(kind Kind, name string) []string {
+	if e, ok := f.catalog.Lookup(kind, name); ok {
+		return e.FileNames(f.platform)
+	}
+	return nil
+}

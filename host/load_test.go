@@ -23,7 +23,7 @@ func TestLoad_dependencyFirst(t *testing.T) {
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
 	lib, err := f.Load(bg, "cublas")
 	if err != nil {
-		t.Fatalf("Load(cublas): %v\n%s", err, dump(f.Explain(bg, "cublas")))
+		t.Fatalf("Load(cublas): %v\n%s", err, dump(f.Explain(bg, DynamicLib, "cublas")))
 	}
 	if lib.Path != blas || lib.FoundVia != "site-packages" || lib.AlreadyLoaded || lib.Handle == 0 {
 		t.Fatalf("Load(cublas) = %+v", lib)

@@ -4,15 +4,18 @@ import (
 	"context"
 	"crypto/sha256"
 	"debug/elf"
+	"debug/pe"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
@@ -167,7 +170,7 @@ func (f *Finder) openRoot(dir string) (*os.Root, error) {
 }
 
 // validate checks a candidate before anything uses it and returns why it is refused, or "".
-func (g *granted) validate(p string, plat abi.Platform) string {
+func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string {
 	switch {
 	case p == "":
 		return "empty path"
@@ -175,6 +178,8 @@ func (g *granted) validate(p string, plat abi.Platform) string {
 		return "path longer than 4096 bytes"
 	case strings.ContainsRune(p, 0):
 		return "path contains a NUL byte"
+	case !utf8.ValidString(p):
+		return "path is not valid UTF-8"
 	case !path.IsAbs(p):
 		return "not an absolute path"
 	case path.Clean(p) != p:
@@ -195,27 +200,80 @@ func (g *granted) validate(p string, plat abi.Platform) string {
 	rel := strings.TrimPrefix(p, dir.path+"/")
 	fi, err := dir.root.Stat(rel)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+		return fmt.Sprintf("cannot stat inside %s: %v", dir.path, unwrapPath(err))
+	}
+	if e.Kind == abi.KindHeaderDir {
+		if !fi.IsDir() {
+			return "not a directory"
 		}
-		return fmt.Sprintf("cannot stat inside %s: %v", dir.path, err)
+		for _, name := range e.FileNames(plat) {
+			if hf, err := dir.root.Stat(rel + "/" + name); err == nil && hf.Mode().IsRegular() {
+				return ""
+			}
+		}
+		return "holds none of " + strings.Join(e.FileNames(plat), ", ")
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())
 	}
 	file, err := dir.root.Open(rel)
 	if err != nil {
-		return err.Error()
+		return unwrapPath(err).Error()
 	}
 	defer file.Close()
-	return checkELF(file, plat)
+	return checkContent(file, fi, e.Kind, plat)
 }
 
-// checkELF refuses what the loader would refuse: not ELF, another class or machine, not a shared object.
-func checkELF(r interface {
-	ReadAt([]byte, int64) (int, error)
-}, plat abi.Platform) string {
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// checkContent refuses what would not work as kind on plat: the loader's own checks for libraries
+// and binaries (format, class, machine), the magic of archives and bitcode.
+func checkContent(f *os.File, fi fs.FileInfo, kind abi.Kind, plat abi.Platform) string {
+	var magic [4]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	head := string(magic[:n])
+	switch kind {
+	case abi.KindStaticLib:
+		var ar [8]byte
+		if n, _ := f.ReadAt(ar[:], 0); string(ar[:n]) != "!<arch>\n" {
+			return "not an ar archive"
+		}
+		return ""
+	case abi.KindBitcode:
+		if head != "BC\xc0\xde" && head != "\xde\xc0\x17\x0b" {
+			return "not LLVM bitcode"
+		}
+		return ""
+	case abi.KindBinary:
+		if plat.OS == "windows" {
+			lower := strings.ToLower(fi.Name())
+			if strings.HasSuffix(lower, ".bat") || strings.HasSuffix(lower, ".cmd") {
+				return ""
+			}
+			return checkPE(f, plat, false)
+		}
+		if fi.Mode()&0o111 == 0 {
+			return "not executable"
+		}
+		if strings.HasPrefix(head, "#!") {
+			return ""
+		}
+		return checkELF(f, plat, elf.ET_EXEC, elf.ET_DYN)
+	}
+	if plat.OS == "windows" {
+		return checkPE(f, plat, true)
+	}
+	return checkELF(f, plat, elf.ET_DYN)
+}
+
+// checkELF refuses what the loader would refuse: not ELF, another class or machine, another type.
+func checkELF(r io.ReaderAt, plat abi.Platform, types ...elf.Type) string {
 	ef, err := elf.NewFile(r)
 	if err != nil {
 		return "not an ELF file: " + strings.TrimPrefix(err.Error(), "elf: ")
@@ -223,11 +281,30 @@ func checkELF(r interface {
 	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "ppc64le": elf.EM_PPC64, "riscv64": elf.EM_RISCV}[plat.Arch]
 	switch {
 	case ef.Class != elf.ELFCLASS64:
-		return fmt.Sprintf("a %s library: this process is 64-bit", ef.Class)
+		return fmt.Sprintf("a %s file: the process is 64-bit", ef.Class)
 	case want != 0 && ef.Machine != want:
 		return fmt.Sprintf("built for %s, not %s", ef.Machine, plat.Arch)
-	case ef.Type != elf.ET_DYN:
-		return fmt.Sprintf("not a shared object (%s)", ef.Type)
+	case !slices.Contains(types, ef.Type):
+		if len(types) == 1 && types[0] == elf.ET_DYN {
+			return fmt.Sprintf("not a shared object (%s)", ef.Type)
+		}
+		return fmt.Sprintf("not an executable (%s)", ef.Type)
+	}
+	return ""
+}
+
+// checkPE refuses a file Windows would not load on plat: not PE, another machine, an EXE for a DLL.
+func checkPE(r io.ReaderAt, plat abi.Platform, dll bool) string {
+	pf, err := pe.NewFile(r)
+	if err != nil {
+		return "not a PE file: " + err.Error()
+	}
+	want := map[string]uint16{"amd64": pe.IMAGE_FILE_MACHINE_AMD64, "arm64": pe.IMAGE_FILE_MACHINE_ARM64}[plat.Arch]
+	switch {
+	case want != 0 && pf.Machine != want:
+		return fmt.Sprintf("built for PE machine %#x, not %s", pf.Machine, plat.Arch)
+	case dll && pf.Characteristics&pe.IMAGE_FILE_DLL == 0:
+		return "not a DLL"
 	}
 	return ""
 }

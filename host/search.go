@@ -60,14 +60,18 @@ func (ex *Explanation) Attempts() []Attempt {
 }
 
 // search runs the steps for name in order until one yields a library; load also loads it.
-func (f *Finder) search(ctx context.Context, name string, load bool) *Explanation {
+func (f *Finder) search(ctx context.Context, kind Kind, name string, load bool) *Explanation {
 	start := time.Now()
-	ex := &Explanation{Name: name, Kind: abi.KindDynamicLib}
+	ex := &Explanation{Name: name, Kind: kind}
 	defer func() { ex.Duration = time.Since(start) }()
 
-	e, ok := f.catalog.Lookup(name)
+	e, ok := f.catalog.Lookup(kind, name)
 	if !ok {
-		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrUnknown, Suggestions: f.catalog.Suggest(name)}
+		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrUnknown, Suggestions: f.catalog.Suggest(kind, name)}
+		return ex
+	}
+	if load && !f.native() {
+		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform, Reason: "a search for another platform can find but not load"}
 		return ex
 	}
 	if !e.AvailableOn(f.platform) {
@@ -111,8 +115,16 @@ type run struct {
 
 func (r *run) step(st *StepTrace) *LoadedLibrary {
 	names := r.e.FileNames(r.f.platform)
+	if (st.Step == StepAlreadyLoaded || st.Step == StepSystem) && r.e.Kind != abi.KindDynamicLib {
+		st.Outcome, st.Detail = "skipped", "only dynamic libraries are known to the loader"
+		return nil
+	}
 	switch st.Step {
 	case StepAlreadyLoaded:
+		if !r.f.native() {
+			st.Outcome, st.Detail = "skipped", "the search is for "+r.f.platform.String()+", not this process"
+			return nil
+		}
 		if !loader.Available {
 			st.Outcome, st.Detail = "skipped", loader.ErrUnavailable.Error()
 			return nil
@@ -180,7 +192,7 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		if ct.FoundVia == "" {
 			ct.FoundVia = st.Step
 		}
-		if why := g.validate(c.Path, r.f.platform); why != "" {
+		if why := g.validate(c.Path, r.e, r.f.platform); why != "" {
 			ct.Refused = why
 			st.Candidates = append(st.Candidates, ct)
 			continue
@@ -218,7 +230,7 @@ func (r *run) dependencies() bool {
 	r.depsDone = true
 	for _, dep := range r.e.Dependencies {
 		if _, err := r.f.Load(r.ctx, dep); err != nil {
-			se := &SearchError{Name: r.e.Name, Kind: abi.KindDynamicLib, Err: ErrNotFound, Dependency: dep, Cause: err}
+			se := &SearchError{Name: r.e.Name, Kind: r.e.Kind, Err: ErrNotFound, Dependency: dep, Cause: err}
 			if de, ok := err.(*SearchError); ok {
 				se.Err, se.Attempts = de.Err, de.Attempts
 			}
@@ -247,7 +259,7 @@ func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry) 
 		ABI:      abi.Version,
 		Step:     step,
 		Entry:    entry,
-		Kind:     abi.KindDynamicLib,
+		Kind:     e.Kind,
 		Platform: f.platform,
 		Library:  e.Library,
 		Roots:    g.roots,

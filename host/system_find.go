@@ -1,6 +1,7 @@
 package host
 
 import (
+	"debug/elf"
 	"slices"
 	"strings"
 
@@ -11,7 +12,14 @@ import (
 // systemModel answers the system step for find: where dlopen would find each soname, from a model of
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
 func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
+	if r.f.platform.OS != "linux" {
+		st.Outcome, st.Detail = "skipped", "the "+r.f.platform.OS+" loader's search is not modeled; load on that platform to use it"
+		return nil
+	}
 	l := &ldso.Loader{Getenv: r.f.opts.getenv}
+	if r.f.platform.Arch == "arm64" {
+		l.Machine = elf.EM_AARCH64
+	}
 	st.Outcome = "nothing"
 	for _, n := range names {
 		res, err := l.Resolve(n)

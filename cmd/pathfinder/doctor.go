@@ -12,9 +12,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
 
 func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
+	root := fs.String("root", "", "probe the driver under `DIR` instead of / (see 'pathfinder driver --help')")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
 			c.errorf("doctor takes no arguments")
@@ -24,7 +26,7 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		writeDoctor(ctx, c.stdout, f)
+		writeDoctor(ctx, c.stdout, f, driver.Options{Root: *root})
 		return exitOK
 	}
 }
@@ -34,7 +36,9 @@ type doctorRow struct {
 	err error
 }
 
-func writeDoctor(ctx context.Context, w io.Writer, f *host.Finder) {
+func writeDoctor(ctx context.Context, w io.Writer, f *host.Finder, probe driver.Options) {
+	report := make(chan *driver.Report, 1)
+	go func() { report <- driver.Probe(ctx, probe) }()
 	fmt.Fprintf(w, "%s on %s\n\n", versionString(), f.Platform())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "config\t%s\n", strings.Join(f.ConfigFiles(), ", "))
@@ -66,7 +70,7 @@ func writeDoctor(ctx context.Context, w io.Writer, f *host.Finder) {
 	fmt.Fprintf(tw, "compile cache\t%s\n", cache)
 	tw.Flush()
 
-	libs := f.Libraries()
+	libs := f.Libraries(host.DynamicLib)
 	rows := make([]doctorRow, len(libs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
@@ -84,31 +88,43 @@ func writeDoctor(ctx context.Context, w io.Writer, f *host.Finder) {
 	}
 	wg.Wait()
 
+	width := 0
+	for _, l := range libs {
+		width = max(width, len(l.Name))
+	}
 	found, avail := 0, 0
 	category := ""
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for i, l := range libs {
 		if l.Category != category {
 			category = l.Category
-			fmt.Fprintf(tw, "\n%s libraries\t\t\n", category)
+			fmt.Fprintf(w, "\n%s libraries\n", category)
 		}
 		r := rows[i]
 		switch {
 		case !l.Available:
-			fmt.Fprintf(tw, "  %s\t-\tnot available on %s\n", l.Name, f.Platform())
+			fmt.Fprintf(w, "  %-*s  -  not available on %s\n", width, l.Name, f.Platform())
 		case r.err == nil:
 			avail++
 			found++
-			fmt.Fprintf(tw, "  %s\t✓\t%s  (%s)\n", l.Name, r.lib.Path, r.lib.FoundVia)
+			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, l.Name, r.lib.Path, r.lib.FoundVia)
 		default:
 			avail++
 			msg := r.err.Error()
 			if se, ok := isSearchError(r.err); ok && errors.Is(se, host.ErrNotFound) {
 				msg = fmt.Sprintf("not found (looked for %s in %d places)", strings.Join(se.Looked, " or "), len(se.Attempts))
 			}
-			fmt.Fprintf(tw, "  %s\t✗\t%s\n", l.Name, strings.TrimPrefix(msg, "pathfinder: "))
+			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, l.Name, strings.TrimPrefix(msg, "pathfinder: "))
 		}
 	}
-	tw.Flush()
+	cudart := ""
+	for i, l := range libs {
+		if l.Name == "cudart" && rows[i].lib != nil {
+			cudart = rows[i].lib.Path
+		}
+	}
+	fmt.Fprintln(w)
+	for _, l := range driverSection(<-report, cudart) {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintf(w, "\n%d of %d libraries available on %s found. 'pathfinder explain NAME' shows every step for one.\n", found, avail, f.Platform())
 }

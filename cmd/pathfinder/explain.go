@@ -14,16 +14,24 @@ import (
 
 func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, "print the explanation as JSON")
+	kind := kindFlag(fs)
+	target := targetFlag(fs)
 	return func(ctx context.Context, c *cli, names []string) int {
+		c.target = *target
 		if len(names) != 1 {
 			c.errorf("explain takes one library name")
+			return exitUsage
+		}
+		k, err := host.ParseKind(*kind)
+		if err != nil {
+			fmt.Fprintln(c.stderr, err)
 			return exitUsage
 		}
 		f, err := c.open()
 		if err != nil {
 			return c.configError(err)
 		}
-		ex := f.Explain(ctx, names[0])
+		ex := f.Explain(ctx, k, names[0])
 		if *asJSON {
 			out := struct {
 				*host.Explanation
@@ -48,6 +56,9 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 
 func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
 	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Order(ex.Name), " → "))
+	if ex.Err == nil || len(ex.Steps) > 0 {
+		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.FileNames(ex.Kind, ex.Name), " or "))
+	}
 	for i, st := range ex.Steps {
 		fmt.Fprintf(w, "%2d. %-15s %-8s %8s", i+1, st.Step, st.Outcome, round(st.Duration))
 		if st.Detail != "" {

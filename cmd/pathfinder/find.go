@@ -11,16 +11,32 @@ import (
 
 func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, "print one JSON object per name per line")
+	kind := kindFlag(fs)
+	target := targetFlag(fs)
 	return func(ctx context.Context, c *cli, names []string) int {
-		return c.resolve(ctx, names, *asJSON, false)
+		c.target = *target
+		k, err := host.ParseKind(*kind)
+		if err != nil {
+			fmt.Fprintln(c.stderr, err)
+			return exitUsage
+		}
+		return c.resolve(ctx, names, k, *asJSON, false)
 	}
 }
 
 func cmdLoad(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, "print one JSON object per name per line")
 	return func(ctx context.Context, c *cli, names []string) int {
-		return c.resolve(ctx, names, *asJSON, true)
+		return c.resolve(ctx, names, host.DynamicLib, *asJSON, true)
 	}
+}
+
+func kindFlag(fs *flag.FlagSet) *string {
+	return fs.String("kind", string(host.DynamicLib), "what to look for: dynamic-lib, header-dir, binary, static-lib or bitcode")
+}
+
+func targetFlag(fs *flag.FlagSet) *string {
+	return fs.String("target", "", "search for another `os/arch` (windows/amd64, windows/arm64, linux/arm64) without loading")
 }
 
 // failure is the JSON line of a name that was not found.
@@ -33,7 +49,7 @@ type failure struct {
 }
 
 // resolve finds or loads each name and prints a path (or a JSON line) per name.
-func (c *cli) resolve(ctx context.Context, names []string, asJSON, load bool) int {
+func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSON, load bool) int {
 	if len(names) == 0 {
 		c.errorf("no library named; try 'pathfinder list'")
 		return exitUsage
@@ -53,7 +69,7 @@ func (c *cli) resolve(ctx context.Context, names []string, asJSON, load bool) in
 				out, path = lib, lib.Path
 			}
 		} else {
-			lib, e := f.Find(ctx, name)
+			lib, e := f.FindKind(ctx, kind, name)
 			if err = e; err == nil {
 				out, path = lib, lib.Path
 			}

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
 
 // Exit codes.
@@ -28,6 +29,9 @@ const (
 )
 
 func main() {
+	if driver.ChildMain() { // the libcuda probe runs in a child of this binary
+		return
+	}
 	os.Exit(doMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -41,11 +45,12 @@ var commands []*command // filled in init to break the initialization cycle with
 
 func init() {
 	commands = []*command{
-		{"find", "NAME...", "print where each library is, without loading it", cmdFind},
+		{"find", "NAME...", "print where each library (or header set, binary, static or bitcode library) is, without loading it", cmdFind},
 		{"load", "NAME...", "load each library (and its dependencies) into a process and print its path", cmdLoad},
 		{"explain", "NAME", "show every step, every candidate, and why each was taken or refused", cmdExplain},
 		{"list", "", "list every known library, its category and whether this platform has it", cmdList},
-		{"doctor", "", "one screen: where each library would come from, or why not", cmdDoctor},
+		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
+		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},
 		{"completion", "bash|zsh|fish", "print a shell completion script", cmdCompletion},
 		{"help", "[COMMAND]", "show help for a command", cmdHelp},
 	}
@@ -55,12 +60,21 @@ func init() {
 type cli struct {
 	stdout, stderr io.Writer
 	configFile     string
+	target         string // --target os/arch, where a command takes it
 	finder         *host.Finder
 }
 
 func (c *cli) open() (*host.Finder, error) {
 	if c.finder == nil {
-		f, err := host.New(host.Options{ConfigFile: c.configFile})
+		opts := host.Options{ConfigFile: c.configFile}
+		if c.target != "" {
+			p, err := host.ParsePlatform(c.target)
+			if err != nil {
+				return nil, err
+			}
+			opts.Platform = p
+		}
+		f, err := host.New(opts)
 		if err != nil {
 			return nil, err
 		}

@@ -196,14 +196,30 @@ func TestList(t *testing.T) {
 	isolate(t)
 	out, _, code := run(t, "list", "--json")
 	var libs []struct {
-		Name, Category string
-		Available      bool
+		Name, Kind, Category string
+		Available            bool
 	}
 	if err := json.Unmarshal([]byte(out), &libs); err != nil || code != exitOK {
 		t.Fatal(code, err)
 	}
-	if len(libs) != 50 {
-		t.Fatalf("%d libraries, want the catalog's 49 and cudnn", len(libs))
+	perKind := map[string]int{}
+	for _, l := range libs {
+		perKind[l.Kind]++
+	}
+	// The catalog's 49 dynamic libraries and cudnn; 29 header sets and nccl's and cudnn's; 15 binaries
+	// and ptxas; cudadevrt; three bitcode libraries.
+	want := map[string]int{"dynamic-lib": 50, "header-dir": 31, "binary": 16, "static-lib": 1, "bitcode": 3}
+	for k, n := range want {
+		if perKind[k] != n {
+			t.Errorf("%s: %d names, want %d", k, perKind[k], n)
+		}
+	}
+	out, _, _ = run(t, "list", "--target", "windows/amd64", "--kind", "dynamic-lib", "--json")
+	json.Unmarshal([]byte(out), &libs)
+	for _, l := range libs {
+		if l.Name == "cufile" && l.Available || l.Name == "cudart" && !l.Available {
+			t.Errorf("on windows/amd64: %+v", l)
+		}
 	}
 	out, _, _ = run(t, "list")
 	golden(t, "list.txt", out)
@@ -269,5 +285,38 @@ func TestLoad_noCgoBinary(t *testing.T) {
 `, site)
 	if string(out) != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestDriver_fakeRoot(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	for path, data := range map[string]string{
+		"proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build  (dvs-builder@U16-I3-B03-4-3)  Mon Dec 30 17:10:20 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n",
+		"sys/module/nvidia/version":  "550.144.03\n",
+		"dev/nvidiactl":              "",
+	} {
+		p := filepath.Join(root, path)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(data), 0o644)
+	}
+	out, errOut, code := run(t, "driver", "--root", root, "--json", "--methods", "sysfs,procfs")
+	var report map[string]any
+	if err := json.Unmarshal([]byte(out), &report); err != nil || code != exitOK {
+		t.Fatalf("driver --json: exit %d %v\n%s%s", code, err, out, errOut)
+	}
+	if report["driver_version"] != "550.144.03" || report["max_cuda"] != "12.4" {
+		t.Fatalf("report %v", report)
+	}
+	dir := t.TempDir()
+	if _, errOut, code := run(t, "driver", "--root", root, "--format", "nfd", "--output", dir, "--methods", "sysfs"); code != exitOK {
+		t.Fatalf("nfd: exit %d %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pathfinder"))
+	if err != nil || !strings.Contains(string(b), "nvidia.com/cuda.driver-version.major=550") {
+		t.Fatalf("feature file: %v %q", err, b)
+	}
+	if _, _, code := run(t, "driver", "--root", t.TempDir()); code != exitNotFound {
+		t.Fatalf("empty root: exit %d, want %d", code, exitNotFound)
 	}
 }

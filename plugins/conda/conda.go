@@ -10,17 +10,18 @@ import (
 // Plugin registers the step.
 var Plugin = abi.Plugin{Name: "conda", Version: "1", Env: []string{"CONDA_PREFIX"}, Search: Search}
 
-// Search looks in $CONDA_PREFIX/lib ($CONDA_PREFIX/Library/bin on Windows).
+// Search looks in the descriptor's directories under $CONDA_PREFIX: lib for a dynamic library
+// (Library/bin on Windows), include and targets/<triple>/include for headers, bin for binaries.
 func Search(env abi.Env, req *abi.Request) *abi.Response {
 	resp := &abi.Response{}
 	prefix, ok := env.EnvDir(resp, "CONDA_PREFIX")
 	if !ok {
 		return resp
 	}
-	dir := path.Join(prefix, "lib")
-	if req.Platform.OS == "windows" {
-		dir = path.Join(prefix, "Library/bin")
+	var dirs []string
+	for _, rel := range req.Library.CondaDirs(req.Platform) {
+		dirs = append(dirs, path.Join(prefix, rel))
 	}
-	abi.FindFiles(env, resp, []string{dir}, req.Library.FileNames(req.Platform), "conda")
+	abi.Find(env, req, resp, dirs, "conda")
 	return resp
 }

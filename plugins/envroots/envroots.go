@@ -17,14 +17,13 @@ var Plugin = abi.Plugin{Name: "envroots", Version: "1", Env: []string{"CUDA_PATH
 func Search(env abi.Env, req *abi.Request) *abi.Response {
 	resp := &abi.Response{}
 	lib := &req.Library
-	names := lib.FileNames(req.Platform)
 	rels := lib.InstallRootRelDirs
 	if len(rels) == 0 {
 		rels = lib.AnchorDirs(req.Platform)
 	}
 	for _, name := range lib.InstallRootEnvVars {
 		if root, ok := env.EnvDir(resp, name); ok {
-			abi.FindFiles(env, resp, under(root, rels), names, name)
+			abi.Find(env, req, resp, under(root, rels), name)
 		}
 	}
 	name := "CUDA_PATH"
@@ -33,7 +32,7 @@ func Search(env abi.Env, req *abi.Request) *abi.Response {
 		name = "CUDA_HOME"
 	}
 	if root, ok := env.EnvDir(resp, name); ok {
-		abi.FindFiles(env, resp, under(root, lib.AnchorDirs(req.Platform)), names, name)
+		abi.Find(env, req, resp, under(root, lib.AnchorDirs(req.Platform)), name)
 	}
 	return resp
 }

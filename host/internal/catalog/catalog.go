@@ -12,10 +12,11 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/internal/tomlx"
 )
 
-// Entry is one library and the pack that defined it.
+// Entry is one descriptor and the pack that defined it.
 type Entry struct {
 	abi.Library
-	Pack string // the pack's file name, or "builtin:NAME"
+	Kind abi.Kind
+	Pack string // the pack's file name and line
 }
 
 // Category is how `list` groups libraries: "ctk", "third-party" or "driver".
@@ -29,14 +30,39 @@ func (e *Entry) Category() string {
 // AvailableOn reports whether the library declares files for p.
 func (e *Entry) AvailableOn(p abi.Platform) bool { return len(e.FileNames(p)) > 0 }
 
-// Catalog is every known library by name.
+// Catalog is every known descriptor by kind and name.
 type Catalog struct {
-	byName map[string]*Entry
-	names  []string // in pack order
+	byName map[key]*Entry
+	names  map[abi.Kind][]string // in pack order
+}
+
+type key struct {
+	kind abi.Kind
+	name string
+}
+
+// Kinds lists the kinds in the order packs and listings show them, with their pack table names.
+var Kinds = []struct {
+	Kind  abi.Kind
+	Table string
+}{
+	{abi.KindDynamicLib, "library"},
+	{abi.KindHeaderDir, "header"},
+	{abi.KindBinary, "binary"},
+	{abi.KindStaticLib, "static_lib"},
+	{abi.KindBitcode, "bitcode"},
 }
 
 type packFile struct {
-	Library []packLibrary `toml:"library"`
+	Library   []packLibrary `toml:"library"`
+	Header    []packLibrary `toml:"header"`
+	Binary    []packLibrary `toml:"binary"`
+	StaticLib []packLibrary `toml:"static_lib"`
+	Bitcode   []packLibrary `toml:"bitcode"`
+}
+
+func (f *packFile) tables() [][]packLibrary {
+	return [][]packLibrary{f.Library, f.Header, f.Binary, f.StaticLib, f.Bitcode}
 }
 
 type packLibrary struct {
@@ -52,7 +78,7 @@ type Pack struct {
 
 // New reads packs in order and checks the result as a whole.
 func New(packs ...Pack) (*Catalog, error) {
-	c := &Catalog{byName: map[string]*Entry{}}
+	c := &Catalog{byName: map[key]*Entry{}, names: map[abi.Kind][]string{}}
 	for _, p := range packs {
 		if err := c.add(p); err != nil {
 			return nil, err
@@ -69,25 +95,42 @@ func (c *Catalog) add(p Pack) error {
 	if _, err := tomlx.Decode("pack "+p.Name, p.Data, &f); err != nil {
 		return err
 	}
-	for i := range f.Library {
-		l := &f.Library[i]
-		line, _ := findNth(p.Data, "[[library]]", i)
-		where := fmt.Sprintf("%s:%d", p.Name, line)
-		switch {
-		case l.Name == "":
-			return fmt.Errorf("pathfinder: pack %s: library without a name", where)
-		case l.PackagedWith != "ctk" && l.PackagedWith != "other" && l.PackagedWith != "driver":
-			return fmt.Errorf("pathfinder: pack %s: library %q: packaged_with is %q, expected \"ctk\", \"other\" or \"driver\"", where, l.Name, l.PackagedWith)
-		case len(l.LinuxSonames) == 0 && len(l.WindowsDLLs) == 0:
-			return fmt.Errorf("pathfinder: pack %s: library %q declares no linux_sonames and no windows_dlls", where, l.Name)
+	for t, table := range f.tables() {
+		kind, tname := Kinds[t].Kind, Kinds[t].Table
+		for i := range table {
+			if err := c.addEntry(p, tname, kind, i, &table[i]); err != nil {
+				return err
+			}
 		}
-		if old, ok := c.byName[l.Name]; ok && !l.Replaces {
-			return fmt.Errorf("pathfinder: library %q is defined by both %s and %s (set replaces = true in one to override the other)", l.Name, old.Pack, where)
-		} else if !ok {
-			c.names = append(c.names, l.Name)
-		}
-		c.byName[l.Name] = &Entry{Library: l.Library, Pack: where}
 	}
+	return nil
+}
+
+func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLibrary) error {
+	line, _ := findNth(p.Data, "[["+table+"]]", i)
+	where := fmt.Sprintf("%s:%d", p.Name, line)
+	dynamic := kind == abi.KindDynamicLib
+	switch {
+	case l.Name == "":
+		return fmt.Errorf("pathfinder: pack %s: [[%s]] without a name", where, table)
+	case l.PackagedWith != "ctk" && l.PackagedWith != "other" && l.PackagedWith != "driver":
+		return fmt.Errorf("pathfinder: pack %s: %s %q: packaged_with is %q, expected \"ctk\", \"other\" or \"driver\"", where, table, l.Name, l.PackagedWith)
+	case dynamic && len(l.LinuxSonames) == 0 && len(l.WindowsDLLs) == 0:
+		return fmt.Errorf("pathfinder: pack %s: library %q declares no linux_sonames and no windows_dlls", where, l.Name)
+	case dynamic && len(l.LinuxFiles)+len(l.WindowsFiles) > 0:
+		return fmt.Errorf("pathfinder: pack %s: library %q: linux_files and windows_files are for the other kinds; a [[library]] declares linux_sonames and windows_dlls", where, l.Name)
+	case !dynamic && len(l.LinuxFiles) == 0 && len(l.WindowsFiles) == 0:
+		return fmt.Errorf("pathfinder: pack %s: %s %q declares no linux_files and no windows_files", where, table, l.Name)
+	case !dynamic && len(l.LinuxSonames)+len(l.WindowsDLLs)+len(l.Dependencies)+len(l.OptionalDependencies) > 0:
+		return fmt.Errorf("pathfinder: pack %s: %s %q: sonames, DLL names and dependencies are for [[library]] tables", where, table, l.Name)
+	}
+	k := key{kind, l.Name}
+	if old, ok := c.byName[k]; ok && !l.Replaces {
+		return fmt.Errorf("pathfinder: %s %q is defined by both %s and %s (set replaces = true in one to override the other)", table, l.Name, old.Pack, where)
+	} else if !ok {
+		c.names[kind] = append(c.names[kind], l.Name)
+	}
+	c.byName[k] = &Entry{Library: l.Library, Kind: kind, Pack: where}
 	return nil
 }
 
@@ -107,9 +150,9 @@ func (c *Catalog) check() error {
 			return nil
 		}
 		state[name] = visiting
-		e := c.byName[name]
+		e := c.byName[key{abi.KindDynamicLib, name}]
 		for _, dep := range append(append([]string(nil), e.Dependencies...), e.OptionalDependencies...) {
-			if _, ok := c.byName[dep]; !ok {
+			if _, ok := c.byName[key{abi.KindDynamicLib, dep}]; !ok {
 				return fmt.Errorf("pathfinder: pack %s: library %q depends on unknown library %q", e.Pack, name, dep)
 			}
 			if err := visit(dep, append(path, name)); err != nil {
@@ -119,7 +162,7 @@ func (c *Catalog) check() error {
 		state[name] = done
 		return nil
 	}
-	for _, name := range c.names {
+	for _, name := range c.names[abi.KindDynamicLib] {
 		if err := visit(name, nil); err != nil {
 			return err
 		}
@@ -127,25 +170,25 @@ func (c *Catalog) check() error {
 	return nil
 }
 
-// Lookup returns the library called name.
-func (c *Catalog) Lookup(name string) (*Entry, bool) {
-	e, ok := c.byName[name]
+// Lookup returns the descriptor of kind called name.
+func (c *Catalog) Lookup(kind abi.Kind, name string) (*Entry, bool) {
+	e, ok := c.byName[key{kind, name}]
 	return e, ok
 }
 
-// Names returns every library name in pack order.
-func (c *Catalog) Names() []string { return append([]string(nil), c.names...) }
+// Names returns every name of kind in pack order.
+func (c *Catalog) Names(kind abi.Kind) []string { return append([]string(nil), c.names[kind]...) }
 
 // Suggest returns known names close to name, best first: same letters in another case, a shared
 // prefix, or a small edit distance.
-func (c *Catalog) Suggest(name string) []string {
+func (c *Catalog) Suggest(kind abi.Kind, name string) []string {
 	type scored struct {
 		name  string
 		score int
 	}
 	var out []scored
 	lower := strings.ToLower(name)
-	for _, n := range c.names {
+	for _, n := range c.names[kind] {
 		ln := strings.ToLower(n)
 		d := editDistance(lower, ln)
 		switch {

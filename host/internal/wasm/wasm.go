@@ -38,12 +38,12 @@ const maxIdle = 4
 type Engine struct {
 	cache   wazero.CompilationCache // nil: no on-disk cache
 	mu      sync.Mutex
-	modules map[string]*Module // by module hash and memory cap
+	modules map[string]*moduleRuntime // by module hash and memory cap
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
 func NewEngine(cacheDir string) (*Engine, error) {
-	e := &Engine{modules: map[string]*Module{}}
+	e := &Engine{modules: map[string]*moduleRuntime{}}
 	if cacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(cacheDir)
 		if err != nil {
@@ -61,14 +61,21 @@ func (e *Engine) Close() error {
 	for _, m := range e.modules {
 		m.rt.Close(context.Background())
 	}
-	e.modules = map[string]*Module{}
+	e.modules = map[string]*moduleRuntime{}
 	return nil
 }
 
-// Module is a compiled plugin module in its own runtime (the memory cap is a runtime setting).
+// Module is a compiled plugin module as one plugin name sees it.
 type Module struct {
-	Name     string
-	Hash     string // sha256 of the module bytes, hex
+	Name string // the plugin's name, for messages
+	Hash string // sha256 of the module bytes, hex
+	*moduleRuntime
+}
+
+// moduleRuntime is a compiled module in its own runtime (the memory cap is a runtime setting), shared
+// by every plugin name loaded from the same bytes with the same cap (the builtin steps, a plugin file
+// that registers several searches).
+type moduleRuntime struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	mu       sync.Mutex
@@ -83,8 +90,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 	key := fmt.Sprintf("%s/%d", hash, pages)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if m, ok := e.modules[key]; ok {
-		return m, nil
+	if mr, ok := e.modules[key]; ok {
+		return &Module{Name: name, Hash: hash, moduleRuntime: mr}, nil
 	}
 	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(true)
 	if e.cache != nil {
@@ -113,9 +120,14 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 			return nil, fmt.Errorf("pathfinder: plugin %q: missing export %q (is it built with -buildmode=c-shared for ABI %d?)", name, ex, abi.Version)
 		}
 	}
-	m := &Module{Name: name, Hash: hash, rt: rt, compiled: compiled, idle: map[string][]*instance{}}
-	e.modules[key] = m
-	return m, nil
+	// The host reads and writes the guest's memory: a module without one would crash the host.
+	if _, ok := compiled.ExportedMemories()["memory"]; !ok {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("pathfinder: plugin %q: missing export %q (a WASI module exports its memory)", name, "memory")
+	}
+	mr := &moduleRuntime{rt: rt, compiled: compiled, idle: map[string][]*instance{}}
+	e.modules[key] = mr
+	return &Module{Name: name, Hash: hash, moduleRuntime: mr}, nil
 }
 
 // Mount is a granted directory: the host path the guest sees and the confined file system behind it.
@@ -284,7 +296,9 @@ func (m *Module) explain(err error, doing string, inst *instance) error {
 			return fmt.Errorf("pathfinder: plugin %q: canceled while %s", m.Name, doing)
 		}
 		msg := fmt.Sprintf("pathfinder: plugin %q: exited with code %d while %s", m.Name, exit.ExitCode(), doing)
-		if tail := lastLine(inst.stderr.String()); tail != "" {
+		if why := guestFatal(inst.stderr.String()); why != "" {
+			msg += ": " + why
+		} else if tail := lastLine(inst.stderr.String()); tail != "" {
 			msg += ": " + tail
 		}
 		return errors.New(msg)
@@ -293,7 +307,22 @@ func (m *Module) explain(err error, doing string, inst *instance) error {
 	if i := strings.Index(msg, "\n"); i >= 0 {
 		msg = msg[:i] // drop wazero's wasm stack trace
 	}
+	// A Go guest panics or runs out of memory by printing why and trapping: say why first.
+	if why := guestFatal(inst.stderr.String()); why != "" {
+		return fmt.Errorf("pathfinder: plugin %q: trapped while %s: %s (%s)", m.Name, doing, why, msg)
+	}
 	return fmt.Errorf("pathfinder: plugin %q: trapped while %s: %s", m.Name, doing, msg)
+}
+
+// guestFatal is the line in which a guest runtime said why it stopped (Go: "panic: ...",
+// "fatal error: ..."), cut to 512 bytes, or "".
+func guestFatal(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			return strings.ToValidUTF8(l[:min(len(l), 512)], "\uFFFD")
+		}
+	}
+	return ""
 }
 
 func (inst *instance) output() []string {
@@ -355,4 +384,28 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 		return nil, fmt.Errorf("pathfinder: plugin %q: bad description: %w", m.Name, err)
 	}
 	return &d, nil
+}
+
+// memoryPages is the largest memory of the idle instances, for tests.
+func (m *Module) memoryPages() uint32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var pages uint32
+	for _, pool := range m.idle {
+		for _, inst := range pool {
+			pages = max(pages, inst.mod.Memory().Size()/65536)
+		}
+	}
+	return pages
+}
+
+// idleCount is the number of idle instances, for tests.
+func (m *Module) idleCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, pool := range m.idle {
+		n += len(pool)
+	}
+	return n
 }

@@ -1,0 +1,231 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// The child protocol: the parent re-executes its own binary with envChild set; ChildMain, called first
+// in main, sees it, probes libcuda, prints one JSON object carrying childMagic and exits.
+const (
+	envChild          = "PATHFINDER_INTERNAL_CHILD"
+	envChildLibraries = "PATHFINDER_INTERNAL_CUDA_LIBRARIES" // JSON array of the libraries to try, in order
+	childCUDAProbe    = "cuda-probe"
+	childMagic        = "pathfinder cuda-probe 1"
+	childOutputLimit  = 1 << 20
+)
+
+// CUresult values worth naming; cuGetErrorName is not asked because the library may be the problem.
+var cudaResultNames = map[int]string{
+	1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY", 3: "CUDA_ERROR_NOT_INITIALIZED",
+	4: "CUDA_ERROR_DEINITIALIZED", 34: "CUDA_ERROR_STUB_LIBRARY", 46: "CUDA_ERROR_DEVICE_UNAVAILABLE",
+	100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE", 102: "CUDA_ERROR_DEVICE_NOT_LICENSED",
+	304: "CUDA_ERROR_OPERATING_SYSTEM", 802: "CUDA_ERROR_SYSTEM_NOT_READY", 803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+	804: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", 999: "CUDA_ERROR_UNKNOWN",
+}
+
+func cudaResultName(r int) string {
+	if n, ok := cudaResultNames[r]; ok {
+		return fmt.Sprintf("%s (%d)", n, r)
+	}
+	return fmt.Sprintf("CUresult %d", r)
+}
+
+// cudaChildResult is the child's answer.
+type cudaChildResult struct {
+	Magic         string            `json:"pathfinder_child"`
+	Library       string            `json:"library,omitempty"`
+	DriverVersion int               `json:"cuda_driver_version,omitempty"` // cuDriverGetVersion, e.g. 12040
+	Devices       []cudaChildDevice `json:"devices,omitempty"`
+	Missing       []string          `json:"missing,omitempty"` // optional symbols the library lacks
+	Step          string            `json:"step,omitempty"`    // what failed: "dlopen", "symbols", "cuInit", …
+	Code          int               `json:"code,omitempty"`    // its CUresult
+	Error         string            `json:"error,omitempty"`
+}
+
+type cudaChildDevice struct {
+	Ordinal  int    `json:"ordinal"`
+	Name     string `json:"name,omitempty"`
+	CCMajor  int    `json:"cc_major,omitempty"`
+	CCMinor  int    `json:"cc_minor,omitempty"`
+	PCIBusID string `json:"pci_bus_id,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// ChildMain must be the first call in main (and in TestMain) of every program that probes: when the
+// process is a libcuda probe child it probes, prints its answer and exits without returning; otherwise
+// it returns false at once. The probe runs libcuda in a child because cuInit in the probing process
+// would break every fork it makes afterwards.
+func ChildMain() bool {
+	if os.Getenv(envChild) != childCUDAProbe {
+		return false
+	}
+	var libs []string
+	if err := json.Unmarshal([]byte(os.Getenv(envChildLibraries)), &libs); err != nil || len(libs) == 0 {
+		libs = []string{"libcuda.so.1"}
+	}
+	res := runCUDAChild(libs)
+	res.Magic = childMagic
+	_ = json.NewEncoder(os.Stdout).Encode(res)
+	os.Exit(0)
+	return true
+}
+
+// probeLibcuda runs the child and reads its answer.
+func probeLibcuda(p *prober) methodResult {
+	if libraryLoading != "" {
+		return unavailable("%s", libraryLoading)
+	}
+	if os.Getenv(envChild) != "" {
+		// A child whose main forgot ChildMain runs the program's normal code; without this guard it
+		// would probe again and start a child of its own, without end.
+		return failed("pathfinder: this process is a libcuda probe child that did not stop in driver.ChildMain")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return failed("pathfinder: cannot find this program to re-execute it: %v", err)
+	}
+	libs, override := libraryCandidates(p, envCUDALibrary, "libcuda.so.1")
+	libsJSON, _ := json.Marshal(libs)
+
+	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(childBaseEnv(), envChild+"="+childCUDAProbe, envChildLibraries+"="+string(libsJSON))
+	if v, set := p.lookupEnv(envVisibleGPUs); set {
+		cmd.Env = append(cmd.Env, envVisibleGPUs+"="+v)
+	}
+	var stdout, stderr limitedBuffer
+	stdout.limit, stderr.limit = childOutputLimit, 4096
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 500 * time.Millisecond
+	runErr := cmd.Run()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return failed("pathfinder: the libcuda probe child did not answer within %v (cuInit can hang on a broken GPU)", p.timeout)
+	}
+	res, ok := decodeChildAnswer(stdout.Bytes())
+	if !ok {
+		return failed("pathfinder: %s did not answer as a libcuda probe child (%s); does its main call driver.ChildMain() first? output: %q",
+			exe, exitText(runErr), clip(stdout.String()+stderr.String(), 200))
+	}
+	return cudaChildOutcome(p, res, override)
+}
+
+// decodeChildAnswer finds the child's JSON object in its output; a library may print before it.
+func decodeChildAnswer(out []byte) (cudaChildResult, bool) {
+	var res cudaChildResult
+	i := bytes.Index(out, []byte(`{"pathfinder_child":`))
+	if i < 0 {
+		return res, false
+	}
+	if err := json.NewDecoder(bytes.NewReader(out[i:])).Decode(&res); err != nil || res.Magic != childMagic {
+		return res, false
+	}
+	return res, true
+}
+
+// cudaChildOutcome turns the child's answer into the method's outcome and facts.
+func cudaChildOutcome(p *prober, res cudaChildResult, override bool) methodResult {
+	cudaVer := cudaVersionString(res.DriverVersion)
+	if res.Error != "" {
+		msg := fmt.Sprintf("pathfinder: %s", res.Error)
+		if res.Library != "" {
+			msg = fmt.Sprintf("pathfinder: %s: %s", res.Library, res.Error)
+		}
+		if cudaVer != "" {
+			msg += fmt.Sprintf(" (cuDriverGetVersion: CUDA %s)", cudaVer)
+		}
+		switch {
+		case res.Step == "dlopen" && !override:
+			return unavailable("cannot load libcuda.so.1: %s", res.Error)
+		case res.Step == "cuInit" && res.Code == 100:
+			if v, set := p.lookupEnv(envVisibleGPUs); set && v == "" {
+				msg += "; CUDA_VISIBLE_DEVICES is set but empty, which hides every GPU from cuInit: unset it"
+			} else if set {
+				msg += fmt.Sprintf("; CUDA_VISIBLE_DEVICES=%q names no GPU CUDA can use", v)
+			}
+		case res.Step == "cuInit" && res.Code == 34:
+			msg += "; this is the CUDA toolkit's stub libcuda (lib64/stubs), not the driver's: take it off LD_LIBRARY_PATH"
+		}
+		return failed("%s", msg)
+	}
+	obs := &observation{cudaVersion: cudaVer}
+	var problems []string
+	for _, d := range res.Devices {
+		if d.Error != "" {
+			problems = append(problems, fmt.Sprintf("device %d: %s", d.Ordinal, d.Error))
+			continue
+		}
+		// CUDA ordinals follow CUDA_DEVICE_ORDER (fastest first by default), not NVML's PCI order,
+		// so they are not indexes; the bus id ties the device to the others' GPUs.
+		g := gpuObs{index: -1, name: d.Name, busID: canonicalBusID(d.PCIBusID)}
+		if d.CCMajor > 0 {
+			g.cc = fmt.Sprintf("%d.%d", d.CCMajor, d.CCMinor)
+		}
+		obs.gpus = append(obs.gpus, g)
+	}
+	detail := fmt.Sprintf("%s: CUDA %s, %s", res.Library, orDash(cudaVer), plural(len(obs.gpus), "device"))
+	if len(res.Missing) > 0 {
+		detail += "; lacks " + strings.Join(res.Missing, ", ")
+	}
+	if len(problems) > 0 {
+		detail += "; " + strings.Join(problems, "; ")
+	}
+	return ok(detail, obs)
+}
+
+// childBaseEnv is this process's environment minus the variables the parent sets for the child from
+// Options.LookupEnv, so that a test's or embedder's view of the environment is the one that counts.
+func childBaseEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == envVisibleGPUs, k == envCUDALibrary, strings.HasPrefix(k, "PATHFINDER_INTERNAL_"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// limitedBuffer keeps the first limit bytes written to it and discards the rest, so a runaway child
+// or nvidia-smi cannot fill memory.
+type limitedBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func exitText(err error) string {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "exit status 0"
+	case errors.As(err, &ee):
+		return ee.Error()
+	default:
+		return err.Error()
+	}
+}
+
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,38 @@
+//go:build !pathfinder_static
+
+package driver
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/ebitengine/purego"
+)
+
+// libraryLoading is "" where this build can load libraries, and otherwise says why it cannot.
+const libraryLoading = ""
+
+// dlopenFirst loads the first library of libs that loads. The caller must hold its OS thread
+// (runtime.LockOSThread): dlerror's message belongs to the thread that called dlopen.
+func dlopenFirst(libs []string) (handle uintptr, path string, err error) {
+	var msgs []string
+	for _, l := range libs {
+		h, err := purego.Dlopen(l, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err == nil {
+			return h, l, nil
+		}
+		msgs = append(msgs, err.Error())
+	}
+	return 0, "", errors.New(strings.Join(msgs, "; "))
+}
+
+// bind points *fptr at symbol name, or reports false when the library lacks it. purego's
+// RegisterLibFunc would panic instead, and a missing symbol (an older driver) is a fact to report.
+func bind(handle uintptr, name string, fptr any) bool {
+	addr, err := purego.Dlsym(handle, name)
+	if err != nil || addr == 0 {
+		return false
+	}
+	purego.RegisterFunc(fptr, addr)
+	return true
+}

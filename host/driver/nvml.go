@@ -1,0 +1,74 @@
+package driver
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// nvmlPciInfo is nvmlPciInfo_t from nvml.h (68 bytes), which nvmlDeviceGetPciInfo_v3 fills.
+type nvmlPciInfo struct {
+	BusIDLegacy    [16]byte // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
+	Domain         uint32
+	Bus            uint32
+	Device         uint32
+	PCIDeviceID    uint32 // device id << 16 | vendor id
+	PCISubSystemID uint32
+	BusID          [32]byte // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE, "00000000:65:00.0"
+}
+
+// Buffer sizes from nvml.h, large enough for every answer.
+const (
+	nvmlDriverVersionBufferSize = 80 // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+	nvmlDeviceNameBufferSize    = 96 // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+	nvmlDeviceUUIDBufferSize    = 96 // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+)
+
+// nvmlReturnNames are the nvmlReturn_t values worth naming in a report.
+var nvmlReturnNames = map[int32]string{
+	1: "NVML_ERROR_UNINITIALIZED", 2: "NVML_ERROR_INVALID_ARGUMENT", 3: "NVML_ERROR_NOT_SUPPORTED",
+	4: "NVML_ERROR_NO_PERMISSION", 6: "NVML_ERROR_NOT_FOUND", 7: "NVML_ERROR_INSUFFICIENT_SIZE",
+	9: "NVML_ERROR_DRIVER_NOT_LOADED", 10: "NVML_ERROR_TIMEOUT", 12: "NVML_ERROR_LIBRARY_NOT_FOUND",
+	13: "NVML_ERROR_FUNCTION_NOT_FOUND", 14: "NVML_ERROR_CORRUPTED_INFOROM", 15: "NVML_ERROR_GPU_IS_LOST",
+	16: "NVML_ERROR_RESET_REQUIRED", 17: "NVML_ERROR_OPERATING_SYSTEM", 18: "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+	20: "NVML_ERROR_MEMORY", 999: "NVML_ERROR_UNKNOWN",
+}
+
+func nvmlReturnName(r int32) string {
+	if n, ok := nvmlReturnNames[r]; ok {
+		return fmt.Sprintf("%s (%d)", n, r)
+	}
+	return fmt.Sprintf("nvmlReturn_t %d", r)
+}
+
+// cString reads a NUL-terminated C string out of a buffer the library filled.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// libraryCandidates is where a library is looked for: the override variable alone when it is set,
+// else the soname (the dynamic loader's search) and then WSL2's library folder under Root, which the
+// loader only searches when /etc/ld.so.conf.d names it.
+func libraryCandidates(p *prober, overrideEnv, soname string) (libs []string, override bool) {
+	if v := p.getenv(overrideEnv); v != "" {
+		return []string{v}, true
+	}
+	return []string{soname, p.path(wslLibDir + "/" + soname)}, false
+}
+
+// plural writes "1 GPU", "2 GPUs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

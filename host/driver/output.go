@@ -1,0 +1,247 @@
+package driver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// NFDFileName is the file WriteNFDFile writes in node-feature-discovery's features.d folder.
+const NFDFileName = "pathfinder"
+
+// WriteText writes the report for people: facts with their sources, GPUs, every method's outcome.
+func (r *Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fact := func(label, value, source string) {
+		if value == "" {
+			return
+		}
+		if source != "" {
+			value += " (" + source + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", label, value)
+	}
+	fmt.Fprintf(tw, "platform\t%s\n", r.Platform)
+	src := r.DriverVersionSource
+	if r.KernelModule != "" {
+		src += "; " + r.KernelModule + " kernel module"
+	}
+	if r.DriverVersion == "" {
+		fmt.Fprintf(tw, "driver\tnot found\n")
+	}
+	fact("driver", r.DriverVersion, src)
+	fact("l4t release", r.L4TRelease, "")
+	fact("cuda driver", r.CUDADriverVersion, r.CUDADriverVersionSource)
+	fact("max cuda toolkit", r.MaxCUDA, r.MaxCUDARelease)
+	fmt.Fprintf(tw, "gpus\t%d\n", len(r.GPUs))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, g := range r.GPUs {
+		cc := "cc ?"
+		if g.ComputeCapability != "" {
+			cc = "cc " + g.ComputeCapability + " (" + g.ComputeCapabilitySource + ")"
+		}
+		line := fmt.Sprintf("  %d\t%s\t%s\t%s\t%s", g.Index, orDash(g.Name), orDash(g.PCIBusID), orDash(g.DeviceID), cc)
+		if g.UUID != "" {
+			line += "\t" + g.UUID
+		}
+		if g.KernelDriver != "" && g.KernelDriver != "nvidia" {
+			line += "\tbound to " + g.KernelDriver
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "methods")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, m := range r.Methods {
+		fmt.Fprintf(tw, "  %s\t%s\t%v\t%s\n", m.Name, m.Outcome, m.Duration.Round(time.Microsecond), m.Detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w, "notes")
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
+	_, err := fmt.Fprintf(w, "took %v\n", r.Duration.Round(time.Microsecond))
+	return err
+}
+
+// WriteJSON writes the report as indented JSON with snake_case names.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteNFD writes node-feature-discovery feature-file lines (name=value) with the label names NVIDIA's
+// GPU Feature Discovery uses, so schedulers that select on GFD labels work unchanged. GFD describes the
+// node by its first GPU; so does this. nvidia.com/cuda.runtime-version is the CUDA version the driver
+// implements (GFD asks NVML for it); without NVML, libcuda or nvidia-smi it is the table's MaxCUDA.
+// NFD only publishes labels outside its own namespace when its master allows nvidia.com
+// (-extra-label-ns), as GFD deployments already do.
+func (r *Report) WriteNFD(w io.Writer) error {
+	labels := map[string]string{}
+	if r.DriverVersion != "" {
+		major, minor, rev := splitVersion(r.DriverVersion)
+		labels["nvidia.com/cuda.driver-version.full"] = r.DriverVersion
+		labels["nvidia.com/cuda.driver-version.major"] = major
+		labels["nvidia.com/cuda.driver-version.minor"] = minor
+		labels["nvidia.com/cuda.driver-version.revision"] = rev
+		labels["nvidia.com/cuda.driver.major"] = major // GFD's deprecated names, still read by older selectors
+		labels["nvidia.com/cuda.driver.minor"] = minor
+		labels["nvidia.com/cuda.driver.rev"] = rev
+	}
+	cuda := r.CUDADriverVersion
+	if cuda == "" {
+		cuda = r.MaxCUDA
+	}
+	if cuda != "" {
+		major, minor, _ := splitVersion(cuda)
+		labels["nvidia.com/cuda.runtime-version.full"] = cuda
+		labels["nvidia.com/cuda.runtime-version.major"] = major
+		labels["nvidia.com/cuda.runtime-version.minor"] = minor
+		labels["nvidia.com/cuda.runtime.major"] = major
+		labels["nvidia.com/cuda.runtime.minor"] = minor
+	}
+	// GFD counts what NVML enumerates; a GPU the driver's tools leave out (index -1: bound to vfio-pci,
+	// excluded) is not schedulable here.
+	var usable []GPU
+	for _, g := range r.GPUs {
+		if g.Index >= 0 {
+			usable = append(usable, g)
+		}
+	}
+	if len(usable) > 0 {
+		g := usable[0]
+		labels["nvidia.com/gpu.count"] = fmt.Sprint(len(usable))
+		if p := labelValue(g.Name); p != "" {
+			labels["nvidia.com/gpu.product"] = p
+		}
+		if g.ComputeCapability != "" {
+			major, minor, _ := splitVersion(g.ComputeCapability)
+			labels["nvidia.com/gpu.compute.major"] = major
+			labels["nvidia.com/gpu.compute.minor"] = minor
+			labels["nvidia.com/gpu.family"] = archFamily(major, minor)
+		}
+	}
+	names := make([]string, 0, len(labels))
+	for k := range labels {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	for _, k := range names {
+		fmt.Fprintf(&b, "%s=%s\n", k, labels[k])
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteNFDFile writes the NFD feature file NFDFileName into dir (node-feature-discovery reads
+// /etc/kubernetes/node-feature-discovery/features.d). It writes a temporary file in a hidden
+// subfolder, which NFD does not read, and renames it into place, so NFD never sees half a file.
+func WriteNFDFile(dir string, r *Report) error {
+	var b bytes.Buffer
+	if err := r.WriteNFD(&b); err != nil {
+		return err
+	}
+	tmpDir, err := os.MkdirTemp(dir, ".pathfinder-tmp-")
+	if err != nil {
+		return fmt.Errorf("pathfinder: writing the feature file: %w", err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, NFDFileName)
+	if err := writeSynced(tmp, b.Bytes()); err != nil {
+		return fmt.Errorf("pathfinder: writing the feature file: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, NFDFileName)); err != nil {
+		return fmt.Errorf("pathfinder: writing the feature file: %w", err)
+	}
+	return nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// splitVersion splits "550.144.03" into "550", "144", "03" (GFD keeps the leading zero; "580.142" has
+// an empty revision, as GFD's labels show for such drivers).
+func splitVersion(v string) (major, minor, rev string) {
+	parts := strings.SplitN(v, ".", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return parts[0], parts[1], parts[2]
+}
+
+// archFamily is GFD's getArchFamily: the architecture name for a compute capability.
+func archFamily(major, minor string) string {
+	switch major {
+	case "1":
+		return "tesla"
+	case "2":
+		return "fermi"
+	case "3":
+		return "kepler"
+	case "5":
+		return "maxwell"
+	case "6":
+		return "pascal"
+	case "7":
+		if minor < "5" {
+			return "volta"
+		}
+		return "turing"
+	case "8":
+		if minor != "9" {
+			return "ampere"
+		}
+		return "ada-lovelace"
+	case "9":
+		return "hopper"
+	case "10", "12":
+		return "blackwell"
+	}
+	return "undefined"
+}
+
+var labelUnsafe = regexp.MustCompile(`[^A-Za-z0-9\-_. ]`)
+
+// labelValue is GFD's product sanitiser (drop what a label value cannot hold, spaces become dashes),
+// cut to Kubernetes' 63 characters and trimmed to start and end with a letter or digit.
+func labelValue(s string) string {
+	s = strings.Join(strings.Fields(labelUnsafe.ReplaceAllString(s, "")), "-")
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return strings.TrimFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+}

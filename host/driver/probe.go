@@ -1,0 +1,240 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options configures Probe. The zero value probes this machine with every method.
+type Options struct {
+	// Root is prepended to every machine path the probe reads: /proc, /sys, /dev, /etc and the WSL
+	// library folder /usr/lib/wsl/lib. "" means "/". Libraries found by the dynamic loader and programs
+	// found on PATH are not under Root.
+	Root string
+	// Methods lists the methods to run, in order; nil runs MethodNames() in the default order and skips
+	// the slow ones (libcuda, nvidia-smi) once earlier methods answered every fact. An explicit list runs
+	// every listed method. "platform" always runs first: everything else is read in its light.
+	Methods []string
+	// LookupEnv reads the environment; nil means os.LookupEnv. It must tell unset from empty because
+	// an empty CUDA_VISIBLE_DEVICES hides every GPU from CUDA.
+	LookupEnv func(key string) (string, bool)
+	// LookPath finds nvidia-smi; nil searches the absolute directories of LookupEnv("PATH").
+	LookPath func(file string) (string, error)
+	// Timeout bounds each method that can hang: NVML, the libcuda child process and each nvidia-smi run.
+	// 0 means 5 seconds.
+	Timeout time.Duration
+}
+
+const defaultTimeout = 5 * time.Second
+
+// Environment variables the probe reads.
+const (
+	envOverride     = "PATHFINDER_DRIVER_VERSION" // pins the driver version (tests, pinning)
+	envNVMLLibrary  = "PATHFINDER_NVML_LIBRARY"   // loads this file instead of libnvidia-ml.so.1
+	envCUDALibrary  = "PATHFINDER_CUDA_LIBRARY"   // loads this file instead of libcuda.so.1
+	envVisibleGPUs  = "CUDA_VISIBLE_DEVICES"
+	wslLibDir       = "/usr/lib/wsl/lib"
+	methodPlatform  = "platform"
+	methodOverride  = "override"
+	methodIoctl     = "ioctl"
+	methodSysfs     = "sysfs"
+	methodProcfs    = "procfs"
+	methodPCI       = "pci"
+	methodNVML      = "nvml"
+	methodLibcuda   = "libcuda"
+	methodNvidiaSMI = "nvidia-smi"
+)
+
+type probeMethod struct {
+	name string
+	run  func(*prober) methodResult
+	slow bool // skipped by default once the facts are complete
+}
+
+// methods is the default order: the platform first, since the others are read in its light, then
+// cheapest and most direct first, so the answer usually comes from
+// files and one ioctl in well under a millisecond, and the slow methods only fill what is missing.
+var methods = []probeMethod{
+	{name: methodPlatform, run: probePlatform},
+	{name: methodOverride, run: probeOverride},
+	{name: methodIoctl, run: probeIoctl},
+	{name: methodSysfs, run: probeSysfs},
+	{name: methodProcfs, run: probeProcfs},
+	{name: methodPCI, run: probePCI},
+	{name: methodNVML, run: probeNVML},
+	{name: methodLibcuda, run: probeLibcuda, slow: true},
+	{name: methodNvidiaSMI, run: probeNvidiaSMI, slow: true},
+}
+
+// MethodNames returns the method names in the default order.
+func MethodNames() []string {
+	names := make([]string, len(methods))
+	for i, m := range methods {
+		names[i] = m.name
+	}
+	return names
+}
+
+// observation is what one method saw.
+type observation struct {
+	source        string
+	driverVersion string
+	cudaVersion   string
+	l4t           string
+	kernelModule  string
+	gpus          []gpuObs
+}
+
+// gpuObs is one GPU as one method saw it; empty strings are unknowns.
+type gpuObs struct {
+	index        int // -1 when the method has no index
+	busID        string
+	deviceID     string
+	name         string
+	uuid         string
+	cc           string
+	kernelDriver string
+}
+
+type methodResult struct {
+	outcome Outcome
+	detail  string
+	obs     *observation
+}
+
+func ok(detail string, obs *observation) methodResult {
+	return methodResult{outcome: OutcomeOK, detail: detail, obs: obs}
+}
+func failed(format string, a ...any) methodResult {
+	return methodResult{outcome: OutcomeFailed, detail: fmt.Sprintf(format, a...)}
+}
+func unavailable(format string, a ...any) methodResult {
+	return methodResult{outcome: OutcomeUnavailable, detail: fmt.Sprintf(format, a...)}
+}
+func skipped(format string, a ...any) methodResult {
+	return methodResult{outcome: OutcomeSkipped, detail: fmt.Sprintf(format, a...)}
+}
+
+// prober carries one Probe call's settings and what its methods found.
+type prober struct {
+	ctx       context.Context
+	root      string
+	lookupEnv func(string) (string, bool)
+	lookPath  func(string) (string, error)
+	timeout   time.Duration
+	explicit  bool
+	platform  string
+	obs       []observation
+	notes     []string
+}
+
+// Probe runs the methods and merges what they found. It never fails: what went wrong is in each
+// method's outcome, and Report.Err says whether anything was found.
+func Probe(ctx context.Context, opts Options) *Report {
+	start := time.Now()
+	p := &prober{ctx: ctx, root: opts.Root, lookupEnv: opts.LookupEnv, lookPath: opts.LookPath, timeout: opts.Timeout}
+	if p.root == "" {
+		p.root = "/"
+	}
+	if p.lookupEnv == nil {
+		p.lookupEnv = os.LookupEnv
+	}
+	if p.timeout <= 0 {
+		p.timeout = defaultTimeout
+	}
+	if p.lookPath == nil {
+		p.lookPath = p.searchPath
+	}
+	names := MethodNames()
+	if opts.Methods != nil {
+		p.explicit = true
+		names = append([]string{methodPlatform}, slices.DeleteFunc(slices.Clone(opts.Methods), func(n string) bool { return n == methodPlatform })...)
+	}
+	if v, set := p.lookupEnv(envVisibleGPUs); set && v == "" {
+		p.notes = append(p.notes, "CUDA_VISIBLE_DEVICES is set but empty: CUDA programs in this environment see no GPU (cuInit reports CUDA_ERROR_NO_DEVICE); unset it to use the GPUs")
+	}
+
+	r := &Report{GPUs: []GPU{}, Methods: []MethodOutcome{}}
+	for _, name := range names {
+		t0 := time.Now()
+		res := p.run(name)
+		r.Methods = append(r.Methods, MethodOutcome{Name: name, Outcome: res.outcome, Detail: res.detail, Duration: time.Since(t0)})
+		if res.outcome == OutcomeOK && res.obs != nil {
+			res.obs.source = name
+			p.obs = append(p.obs, *res.obs)
+		}
+	}
+	p.finish(r)
+	r.Duration = time.Since(start)
+	return r
+}
+
+func (p *prober) run(name string) methodResult {
+	i := slices.IndexFunc(methods, func(m probeMethod) bool { return m.name == name })
+	if i < 0 {
+		return failed("pathfinder: unknown driver probe method %q (known: %s)", name, strings.Join(MethodNames(), ", "))
+	}
+	if err := p.ctx.Err(); err != nil {
+		return skipped("probe cancelled: %v", err)
+	}
+	m := methods[i]
+	if m.slow && !p.explicit {
+		switch {
+		case p.platform == PlatformNoDriver || p.platform == PlatformContainerNoGPU:
+			return skipped("not run: without /dev/nvidiactl it cannot reach a driver (platform %s)", p.platform)
+		case p.merge().complete():
+			return skipped("not needed: earlier methods gave the driver and CUDA versions and every GPU's compute capability")
+		}
+	}
+	return m.run(p)
+}
+
+// path returns a machine path under Root.
+func (p *prober) path(abs string) string { return filepath.Join(p.root, abs) }
+
+func (p *prober) getenv(key string) string {
+	v, _ := p.lookupEnv(key)
+	return v
+}
+
+// searchPath looks for an executable in the absolute directories of PATH. Relative entries are
+// ignored, as exec.LookPath refuses them with exec.ErrDot: a probe must not run ./nvidia-smi.
+func (p *prober) searchPath(file string) (string, error) {
+	for _, dir := range filepath.SplitList(p.getenv("PATH")) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		path := filepath.Join(dir, file)
+		if isExecutable(path) {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("pathfinder: %q not found in PATH", file)
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func probeOverride(p *prober) methodResult {
+	v, set := p.lookupEnv(envOverride)
+	v = strings.TrimSpace(v)
+	if !set || v == "" {
+		return skipped("%s is not set", envOverride)
+	}
+	if !validDriverVersion(v) {
+		return failed("pathfinder: %s=%q is not a driver version like 550.54.14", envOverride, v)
+	}
+	return ok(fmt.Sprintf("driver version pinned to %s by %s", v, envOverride), &observation{driverVersion: v})
+}

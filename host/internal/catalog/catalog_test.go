@@ -1,0 +1,130 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+)
+
+func TestBuiltinPack(t *testing.T) {
+	c, err := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[abi.Kind]int{abi.KindDynamicLib: 50, abi.KindHeaderDir: 31, abi.KindBinary: 16, abi.KindStaticLib: 1, abi.KindBitcode: 3}
+	for kind, want := range counts {
+		if got := len(c.Names(kind)); got != want {
+			t.Errorf("%s: %d descriptors, want %d", kind, got, want)
+		}
+	}
+	linux := abi.Platform{OS: "linux", Arch: "amd64"}
+	windows := abi.Platform{OS: "windows", Arch: "amd64"}
+	tests := []struct {
+		kind    abi.Kind
+		name    string
+		plat    abi.Platform
+		files   string
+		avail   bool
+		anchors string
+	}{
+		{abi.KindDynamicLib, "cudart", linux, "libcudart.so.13 libcudart.so.12", true, "lib64 lib"},
+		{abi.KindDynamicLib, "nvvm", linux, "libnvvm.so.4 libnvvm.so", true, "nvvm/lib64"},
+		{abi.KindDynamicLib, "cufftMp", linux, "libcufftMp.so.12 libcufftMp.so.11", true, "lib64 lib"},
+		{abi.KindDynamicLib, "cudart", windows, "cudart64_13.dll cudart64_12.dll", true, "bin/x64 bin"},
+		{abi.KindDynamicLib, "cufile", windows, "", false, ""},
+		{abi.KindDynamicLib, "cudnn", linux, "libcudnn.so.9", true, "lib64 lib"},
+		{abi.KindHeaderDir, "cudart", linux, "cuda_runtime.h", true, "include targets/x86_64-linux/include"},
+		{abi.KindHeaderDir, "cccl", linux, "cuda/std/version", true, "include/cccl include targets/x86_64-linux/include/cccl targets/x86_64-linux/include"},
+		{abi.KindBinary, "nvcc", windows, "nvcc.exe", true, "bin/x64 bin/x86_64 bin"},
+		{abi.KindBinary, "ptxas", linux, "ptxas", true, "bin"},
+		{abi.KindStaticLib, "cudadevrt", linux, "libcudadevrt.a", true, "lib64 lib"},
+		{abi.KindBitcode, "device", linux, "libdevice.10.bc", true, "nvvm/libdevice"},
+		{abi.KindBitcode, "nccl_device", windows, "", false, ""},
+	}
+	for _, tt := range tests {
+		e, ok := c.Lookup(tt.kind, tt.name)
+		if !ok {
+			t.Errorf("%s %s missing", tt.kind, tt.name)
+			continue
+		}
+		if got := strings.Join(e.FileNames(tt.plat), " "); got != tt.files {
+			t.Errorf("%s %s on %s: files %q, want %q", tt.kind, tt.name, tt.plat, got, tt.files)
+		}
+		if e.AvailableOn(tt.plat) != tt.avail {
+			t.Errorf("%s %s available on %s = %v", tt.kind, tt.name, tt.plat, !tt.avail)
+		}
+		if got := strings.Join(e.AnchorDirs(tt.plat), " "); tt.avail && got != tt.anchors {
+			t.Errorf("%s %s anchors %q, want %q", tt.kind, tt.name, got, tt.anchors)
+		}
+	}
+	cublas, _ := c.Lookup(abi.KindDynamicLib, "cublas")
+	if strings.Join(cublas.Dependencies, ",") != "cublasLt" {
+		t.Errorf("cublas dependencies %v", cublas.Dependencies)
+	}
+	cudnn, _ := c.Lookup(abi.KindDynamicLib, "cudnn")
+	if strings.Join(cudnn.InstallRootEnvVars, ",") != "CUDNN_PATH" || strings.Join(cudnn.OptionalDependencies, ",") != "nvrtc" {
+		t.Errorf("cudnn %+v", cudnn.Library)
+	}
+}
+
+func TestNew_Errors(t *testing.T) {
+	tests := []struct {
+		name  string
+		packs []string
+		want  string
+	}{
+		{"unknown key", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"libx.so.1\"]\nsonames = []\n"}, `p0.toml:5:1: unknown key "library.sonames"`},
+		{"syntax", []string{"[[library]\n"}, "pack p0.toml:2:10: expected end of table array name"},
+		{"no name", []string{"[[library]]\npackaged_with = \"ctk\"\n"}, "p0.toml:1: [[library]] without a name"},
+		{"bad packaged_with", []string{"[[library]]\nname = \"x\"\npackaged_with = \"nvidia\"\nlinux_sonames = [\"a\"]\n"}, `packaged_with is "nvidia"`},
+		{"no files", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\n"}, `"x" declares no linux_sonames`},
+		{"header with sonames", []string{"[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\nlinux_sonames = [\"libx.so\"]\n"}, "are for [[library]] tables"},
+		{"unknown dependency", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"y\"]\n"}, `"x" depends on unknown library "y"`},
+		{"cycle", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"y\"]\n[[library]]\nname = \"y\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"b\"]\ndependencies = [\"x\"]\n"}, "dependency cycle: x -> y -> x"},
+		{"defined twice", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\n", "\n[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"b\"]\n"}, `library "x" is defined by both p0.toml:1 and p1.toml:2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var packs []Pack
+			for i, p := range tt.packs {
+				packs = append(packs, Pack{Name: "p" + string(rune('0'+i)) + ".toml", Data: []byte(p)})
+			}
+			_, err := New(packs...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New: %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// replaces = true overrides.
+	c, err := New(Pack{Name: "a", Data: []byte("[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\n")},
+		Pack{Name: "b", Data: []byte("[[library]]\nname = \"x\"\nreplaces = true\npackaged_with = \"other\"\nlinux_sonames = [\"b\"]\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := c.Lookup(abi.KindDynamicLib, "x"); e.PackagedWith != "other" || e.Pack != "b:1" {
+		t.Fatalf("replaced entry %+v", e)
+	}
+}
+
+func FuzzNew(f *testing.F) {
+	f.Add(builtin.NVIDIAPack())
+	f.Add([]byte("[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"x\"]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := New(Pack{Name: "fuzz", Data: data})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "pathfinder: ") {
+				t.Fatalf("error without prefix: %v", err)
+			}
+			return
+		}
+		for _, k := range Kinds {
+			for _, n := range c.Names(k.Kind) {
+				if _, ok := c.Lookup(k.Kind, n); !ok {
+					t.Fatalf("listed %s %q not found", k.Kind, n)
+				}
+			}
+		}
+	})
+}
