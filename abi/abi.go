@@ -3,7 +3,10 @@
 // author writes one search function. It imports only the standard library and builds for wasip1 and the host.
 package abi
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // Version is the plugin ABI version. The host refuses a plugin that reports another one.
 const Version = 1
@@ -18,6 +21,20 @@ const (
 	ExportDescribe = "pathfinder_describe"    // () -> i64 = ptr<<32 | len
 	ImportModule   = "pathfinder"
 	ImportLog      = "log" // (ptr, len i32)
+	// ImportSystemResolve asks where the OS loader would find a library of the catalog, by name:
+	// (name ptr, name len, out ptr, out cap i32) -> i32, the path's length written at out, or a
+	// ResolveErr code. The host answers only plugins granted CapabilitySystemResolve.
+	ImportSystemResolve = "system_resolve"
+)
+
+// CapabilitySystemResolve is the config's name for the right to call ImportSystemResolve.
+const CapabilitySystemResolve = "system_resolve"
+
+// Codes ImportSystemResolve returns instead of a length.
+const (
+	ResolveDenied   = -1 // the plugin was not granted the capability
+	ResolveNotFound = -2 // the loader would not find it, or only a stub or another architecture's file
+	ResolveTooLong  = -3 // the path does not fit the buffer
 )
 
 // Kind is what is being searched for.
@@ -119,6 +136,38 @@ func (p Platform) Triple() string {
 		return "ppc64le-linux"
 	}
 	return "x86_64-linux"
+}
+
+// ToolkitRoot derives a CUDA toolkit root from the path of a library in it: the directory above
+// lib64, lib, targets/<triple>/lib (or lib64), bin/x64, bin/<triple> or bin, whichever the path ends
+// in. ok is false when the path is in none of those layouts.
+func ToolkitRoot(libPath string) (root string, ok bool) {
+	dir := path.Dir(libPath)
+	parts := strings.Split(strings.Trim(dir, "/"), "/")
+	n := len(parts)
+	at := func(i int) string {
+		if i < 0 || i >= n {
+			return ""
+		}
+		return parts[i]
+	}
+	strip := 0
+	switch last := at(n - 1); {
+	case (last == "lib" || last == "lib64") && at(n-3) == "targets":
+		strip = 3 // targets/x86_64-linux/lib
+	case last == "lib" || last == "lib64":
+		strip = 1
+	case at(n-2) == "bin":
+		strip = 2 // bin/x64, bin/x86_64
+	case last == "bin":
+		strip = 1
+	default:
+		return "", false
+	}
+	if strip >= n {
+		return "", false
+	}
+	return "/" + strings.Join(parts[:n-strip], "/"), true
 }
 
 func (p Platform) expand(dirs []string) []string {

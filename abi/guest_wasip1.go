@@ -4,6 +4,7 @@ package abi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -36,7 +37,7 @@ func exportSearch(ptr, size uint32) uint64 {
 	if err := json.Unmarshal(requestBuf[:size:size], &req); err != nil {
 		resp = &Response{Error: "bad request: " + err.Error()}
 	} else {
-		resp = Run(Env{FS: os.DirFS("/"), Getenv: os.Getenv, Logf: hostLogf}, &req)
+		resp = Run(Env{FS: os.DirFS("/"), Getenv: os.Getenv, Logf: hostLogf, SystemResolve: systemResolve}, &req)
 	}
 	requestBuf = nil
 	return reply(resp)
@@ -68,4 +69,25 @@ func hostLogf(format string, args ...any) {
 	if len(b) > 0 {
 		hostLog(unsafe.Pointer(&b[0]), uint32(len(b)))
 	}
+}
+
+//go:wasmimport pathfinder system_resolve
+func hostSystemResolve(name unsafe.Pointer, nameLen uint32, out unsafe.Pointer, outCap uint32) int32
+
+func systemResolve(name string) (string, error) {
+	if name == "" {
+		return "", errors.New("empty name")
+	}
+	in := []byte(name)
+	out := make([]byte, 4096)
+	n := hostSystemResolve(unsafe.Pointer(&in[0]), uint32(len(in)), unsafe.Pointer(&out[0]), uint32(len(out)))
+	switch {
+	case n == ResolveDenied:
+		return "", ErrNotGranted
+	case n == ResolveNotFound:
+		return "", errors.New("the system loader would not find it")
+	case n < 0 || int(n) > len(out):
+		return "", fmt.Errorf("host answered %d", n)
+	}
+	return string(out[:n]), nil
 }

@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -15,6 +16,20 @@ type Env struct {
 	FS     fs.FS
 	Getenv func(string) string
 	Logf   func(format string, args ...any) // goes to the host's trace; nil discards
+	// SystemResolve asks the host where the OS loader would find the catalog library name (the
+	// capability CapabilitySystemResolve); nil means not granted.
+	SystemResolve func(name string) (string, error)
+}
+
+// ErrNotGranted is returned for a capability the plugin was not granted.
+var ErrNotGranted = errors.New("not granted by the host's config")
+
+// Resolve calls SystemResolve, or says the capability is missing.
+func (e Env) Resolve(name string) (string, error) {
+	if e.SystemResolve == nil {
+		return "", ErrNotGranted
+	}
+	return e.SystemResolve(name)
 }
 
 // SearchFunc is a step's search: one function over an Env and a Request.
@@ -200,3 +215,6 @@ func (e Env) EnvDir(resp *Response, name string) (string, bool) {
 	}
 	return path.Clean(v), true
 }
+
+// Log writes a line to the host's trace (explain shows it).
+func (e Env) Log(format string, args ...any) { e.logf(format, args...) }

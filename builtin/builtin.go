@@ -26,7 +26,7 @@ func NVIDIAPack() []byte { return nvidiaPack }
 
 // Steps are the step names the builtin module registers, each also buildable alone from
 // plugins/<name>/wasm.
-var steps = [...]string{"conda", "envroots", "wheels"}
+var steps = [...]string{"canary", "conda", "envroots", "wheels"}
 
 // IsStep reports whether name is a builtin step.
 func IsStep(name string) bool {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/tomlx"
 )
@@ -26,6 +27,7 @@ const (
 const (
 	grantSitePackages = "@site-packages"
 	grantInstallRoots = "@install-root-env-vars"
+	grantCanaryRoots  = "@canary-roots"
 )
 
 // config is the effective configuration after every layer has been applied.
@@ -45,6 +47,7 @@ type pluginConfig struct {
 	sha256    string
 	env       []string
 	read      []string
+	caps      []string
 	memory    uint64
 	timeout   time.Duration
 	options   map[string]string
@@ -66,6 +69,7 @@ type configFile struct {
 		SHA256  *string           `toml:"sha256"`
 		Env     *[]string         `toml:"env"`
 		Read    *[]string         `toml:"read"`
+		Caps    *[]string         `toml:"capabilities"`
 		Memory  *string           `toml:"memory"`
 		Timeout *string           `toml:"timeout"`
 		Options map[string]string `toml:"options"`
@@ -183,6 +187,14 @@ func (c *config) apply(name string, data []byte) error {
 		}
 		if fp.Read != nil {
 			p.read = *fp.Read
+		}
+		if fp.Caps != nil {
+			for _, c := range *fp.Caps {
+				if c != abi.CapabilitySystemResolve {
+					return fmt.Errorf("pathfinder: config %s: plugin.%s.capabilities: unknown capability %q (known: %q)", at("plugin", pname, "capabilities"), pname, c, abi.CapabilitySystemResolve)
+				}
+			}
+			p.caps = *fp.Caps
 		}
 		if fp.Memory != nil {
 			m, err := parseBytes(*fp.Memory)

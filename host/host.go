@@ -99,6 +99,8 @@ type Finder struct {
 	modules  map[string]*wasm.Module // by plugin name
 	roots    map[string]*os.Root     // granted directories, opened once
 
+	resolved sync.Map // library name -> resolved: what the loader model says, for canaries
+
 	searches atomic.Int64 // searches run, for tests of the once-per-name promise
 }
 

@@ -116,8 +116,22 @@ func (f *Finder) grant(p *pluginConfig, e *catalog.Entry) (*granted, error) {
 		g.wasm.Mounts = append(g.wasm.Mounts, wasm.Mount{Path: dir, FS: root.FS()})
 		g.roots = append(g.roots, abi.Root{Path: dir, Role: role})
 	}
+	if slices.Contains(p.caps, abi.CapabilitySystemResolve) {
+		g.wasm.SystemResolve = f.systemResolve
+	}
 	for _, r := range p.read {
 		switch {
+		case r == grantCanaryRoots:
+			for _, c := range e.CanaryAnchors {
+				p, err := f.systemResolve(c)
+				if err != nil {
+					g.notes = append(g.notes, fmt.Sprintf("canary %q: %v", c, err))
+					continue
+				}
+				if root, ok := abi.ToolkitRoot(p); ok {
+					add(root, "canary-root")
+				}
+			}
 		case r == grantSitePackages:
 			for _, s := range f.sitePackages() {
 				add(s, abi.RoleSitePackages)

@@ -2,6 +2,7 @@ package host
 
 import (
 	"debug/elf"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -12,13 +13,10 @@ import (
 // systemModel answers the system step for find: where dlopen would find each soname, from a model of
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
 func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
-	if r.f.platform.OS != "linux" {
-		st.Outcome, st.Detail = "skipped", "the "+r.f.platform.OS+" loader's search is not modeled; load on that platform to use it"
+	l, err := r.f.loaderModel()
+	if err != nil {
+		st.Outcome, st.Detail = "skipped", err.Error()
 		return nil
-	}
-	l := &ldso.Loader{Getenv: r.f.opts.getenv}
-	if r.f.platform.Arch == "arm64" {
-		l.Machine = elf.EM_AARCH64
 	}
 	st.Outcome = "nothing"
 	for _, n := range names {
@@ -31,7 +29,7 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 			continue
 		}
 		ct := CandidateTrace{Path: res.Path, FoundVia: "system-search"}
-		if slices.Contains(strings.Split(res.Path, "/"), "stubs") {
+		if isStub(res.Path) {
 			ct.Refused = "a stubs/ library: for linking only, never loaded"
 			st.Candidates = append(st.Candidates, ct)
 			continue
@@ -42,4 +40,59 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 		return &LoadedLibrary{Library: Library{Path: res.Path, FoundVia: "system-search"}}
 	}
 	return nil
+}
+
+func isStub(p string) bool { return slices.Contains(strings.Split(p, "/"), "stubs") }
+
+// loaderModel is the model of the OS loader for the Finder's platform.
+func (f *Finder) loaderModel() (*ldso.Loader, error) {
+	if f.platform.OS != "linux" {
+		return nil, fmt.Errorf("the %s loader's search is not modeled; load on that platform to use it", f.platform.OS)
+	}
+	l := &ldso.Loader{Getenv: f.opts.getenv}
+	if f.platform.Arch == "arm64" {
+		l.Machine = elf.EM_AARCH64
+	}
+	return l, nil
+}
+
+// systemResolve says where the OS loader would find the catalog library name, newest soname first,
+// never a stub: the system_resolve capability, and the canary roots' grant. Nothing is loaded.
+func (f *Finder) systemResolve(name string) (string, error) {
+	if v, ok := f.resolved.Load(name); ok {
+		r := v.(resolved)
+		return r.path, r.err
+	}
+	p, err := f.resolveUncached(name)
+	f.resolved.Store(name, resolved{p, err})
+	return p, err
+}
+
+type resolved struct {
+	path string
+	err  error
+}
+
+func (f *Finder) resolveUncached(name string) (string, error) {
+	e, ok := f.catalog.Lookup(abi.KindDynamicLib, name)
+	if !ok {
+		return "", fmt.Errorf("unknown library %q", name)
+	}
+	l, err := f.loaderModel()
+	if err != nil {
+		return "", err
+	}
+	var why []string
+	for _, n := range e.FileNames(f.platform) {
+		res, err := l.Resolve(n)
+		switch {
+		case err != nil:
+			why = append(why, n+": not found")
+		case isStub(res.Path):
+			why = append(why, n+": only a stubs/ library ("+res.Path+")")
+		default:
+			return res.Path, nil
+		}
+	}
+	return "", fmt.Errorf("the loader would not find %q (%s)", name, strings.Join(why, "; "))
 }

@@ -7,12 +7,14 @@ package main
 
 import (
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/plugins/canary"
 	"github.com/pathfinder-dev/pathfinder/plugins/conda"
 	"github.com/pathfinder-dev/pathfinder/plugins/envroots"
 	"github.com/pathfinder-dev/pathfinder/plugins/wheels"
 )
 
 func init() {
+	abi.Register(canary.Plugin)
 	abi.Register(conda.Plugin)
 	abi.Register(envroots.Plugin)
 	abi.Register(wheels.Plugin)

@@ -104,6 +104,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 	}
 	_, err := rt.NewHostModuleBuilder(abi.ImportModule).
 		NewFunctionBuilder().WithFunc(hostLog).Export(abi.ImportLog).
+		NewFunctionBuilder().WithFunc(hostSystemResolve).Export(abi.ImportSystemResolve).
 		Instantiate(ctx)
 	if err != nil {
 		rt.Close(ctx)
@@ -140,6 +141,9 @@ type Mount struct {
 type Grants struct {
 	Mounts []Mount
 	Env    map[string]string
+	// SystemResolve answers the plugin's system_resolve calls; nil denies them. It is per call, not
+	// part of the instance.
+	SystemResolve func(name string) (string, error)
 }
 
 func (g Grants) fingerprint() string {
@@ -164,10 +168,39 @@ type instance struct {
 	stdout, stderr bytes.Buffer
 }
 
-// callState travels in the call's context so host functions know whose log they write.
-type callState struct{ log []string }
+// callState travels in the call's context so host functions know whose log they write and what
+// the call may ask of the host.
+type callState struct {
+	log     []string
+	resolve func(name string) (string, error) // nil: system_resolve not granted
+}
 
 type stateKey struct{}
+
+// hostSystemResolve answers the system_resolve import for a granted plugin: the path is written at
+// out, its length returned; a code of abi.Resolve* otherwise.
+func hostSystemResolve(ctx context.Context, m api.Module, namePtr, nameLen, out, outCap uint32) int32 {
+	st, _ := ctx.Value(stateKey{}).(*callState)
+	if st == nil || st.resolve == nil {
+		return abi.ResolveDenied
+	}
+	name, ok := m.Memory().Read(namePtr, min(nameLen, 256))
+	if !ok {
+		return abi.ResolveNotFound
+	}
+	p, err := st.resolve(string(name))
+	if err != nil {
+		st.log = append(st.log, fmt.Sprintf("system_resolve(%q): %v", name, err))
+		return abi.ResolveNotFound
+	}
+	if len(p) > int(outCap) {
+		return abi.ResolveTooLong
+	}
+	if !m.Memory().Write(out, []byte(p)) {
+		return abi.ResolveNotFound
+	}
+	return int32(len(p))
+}
 
 func hostLog(ctx context.Context, m api.Module, ptr, size uint32) {
 	st, _ := ctx.Value(stateKey{}).(*callState)
@@ -234,7 +267,7 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 	}
 	m.mu.Unlock()
 
-	st := &callState{}
+	st := &callState{resolve: g.SystemResolve}
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, stateKey{}, st), timeout)
 	defer cancel()
 	if inst == nil {
