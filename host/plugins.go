@@ -183,6 +183,17 @@ func (f *Finder) openRoot(dir string) (*os.Root, error) {
 	return r, nil
 }
 
+// rootOf is the granted directory p is in (the innermost one).
+func (g *granted) rootOf(p string) string {
+	root := ""
+	for _, m := range g.mounts {
+		if strings.HasPrefix(p, m.path+"/") && len(m.path) > len(root) {
+			root = m.path
+		}
+	}
+	return root
+}
+
 // validate checks a candidate before anything uses it and returns why it is refused, or "".
 func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string {
 	switch {
@@ -201,16 +212,12 @@ func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string
 	case slices.Contains(strings.Split(p, "/"), "stubs"):
 		return "a stubs/ library: for linking only, never loaded"
 	}
-	var dir *grantedDir
-	for i := range g.mounts {
-		m := &g.mounts[i]
-		if strings.HasPrefix(p, m.path+"/") && (dir == nil || len(m.path) > len(dir.path)) {
-			dir = m
-		}
-	}
-	if dir == nil {
+	root := g.rootOf(p)
+	i := slices.IndexFunc(g.mounts, func(m grantedDir) bool { return m.path == root })
+	if i < 0 {
 		return "outside every directory granted to the step"
 	}
+	dir := &g.mounts[i]
 	rel := strings.TrimPrefix(p, dir.path+"/")
 	fi, err := dir.root.Stat(rel)
 	if err != nil {

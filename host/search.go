@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -61,24 +62,32 @@ func (ex *Explanation) Attempts() []Attempt {
 
 // search runs the steps for name in order until one yields a library; load also loads it.
 func (f *Finder) search(ctx context.Context, kind Kind, name string, load bool) *Explanation {
+	ex, _ := f.searchAll(ctx, kind, name, load, false)
+	return ex
+}
+
+// searchAll is search that, with collect, runs every step and returns every valid candidate with
+// its root (for FindTogether) instead of stopping at the first.
+func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, collect bool) (ex *Explanation, valid []rootedLibrary) {
 	start := time.Now()
-	ex := &Explanation{Name: name, Kind: kind}
+	ex = &Explanation{Name: name, Kind: kind}
 	defer func() { ex.Duration = time.Since(start) }()
 
 	e, ok := f.catalog.Lookup(kind, name)
 	if !ok {
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrUnknown, Suggestions: f.catalog.Suggest(kind, name)}
-		return ex
+		return ex, nil
 	}
 	if load && !f.native() {
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform, Reason: "a search for another platform can find but not load"}
-		return ex
+		return ex, nil
 	}
 	if !e.AvailableOn(f.platform) {
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform}
-		return ex
+		return ex, nil
 	}
-	r := &run{f: f, ctx: ctx, e: e, load: load}
+	r := &run{f: f, ctx: ctx, e: e, load: load, collect: collect}
+	defer func() { valid = r.valid }()
 	for _, step := range f.cfg.orderFor(name) {
 		t0 := time.Now()
 		st := StepTrace{Step: step}
@@ -87,12 +96,12 @@ func (f *Finder) search(ctx context.Context, kind Kind, name string, load bool) 
 		ex.Steps = append(ex.Steps, st)
 		if r.depErr != nil {
 			ex.Err = r.depErr
-			return ex
+			return
 		}
 		if lib != nil {
 			lib.Name, lib.Kind, lib.Step = name, ex.Kind, step
 			ex.Result = lib
-			return ex
+			return
 		}
 		if ctx.Err() != nil {
 			break
@@ -100,7 +109,7 @@ func (f *Finder) search(ctx context.Context, kind Kind, name string, load bool) 
 	}
 	ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotFound, Platform: f.platform,
 		Looked: e.FileNames(f.platform), Attempts: ex.Attempts()}
-	return ex
+	return
 }
 
 // run is one search's state: whether the dependencies are loaded yet.
@@ -111,6 +120,39 @@ type run struct {
 	load     bool
 	depsDone bool
 	depErr   error
+	// collect keeps going past the first valid candidate and gathers every one, with its root.
+	collect bool
+	valid   []rootedLibrary
+}
+
+// rootedLibrary is a valid candidate and the root it came from: the granted directory it is in (a
+// site-packages dir, a conda prefix, an install root), or the toolkit root of a system library.
+type rootedLibrary struct {
+	lib  Library
+	root string
+}
+
+// take records lib as found, or, when collecting, as one more candidate: then the search goes on.
+func (r *run) take(st *StepTrace, ct CandidateTrace, lib *LoadedLibrary, root string) *LoadedLibrary {
+	if r.collect {
+		lib.Step = st.Step
+		st.Candidates = append(st.Candidates, ct)
+		st.Outcome = "found"
+		r.valid = append(r.valid, rootedLibrary{lib.Library, root})
+		return nil
+	}
+	ct.Taken = true
+	st.Candidates = append(st.Candidates, ct)
+	st.Outcome = "found"
+	return lib
+}
+
+// systemRoot is the root a library the loader found counts as: its toolkit, else its directory.
+func systemRoot(p string) string {
+	if root, ok := abi.ToolkitRoot(p); ok {
+		return root
+	}
+	return path.Dir(p)
 }
 
 func (r *run) step(st *StepTrace) *LoadedLibrary {
@@ -131,9 +173,8 @@ func (r *run) step(st *StepTrace) *LoadedLibrary {
 		}
 		for _, n := range names {
 			if l, ok := loader.Loaded(n); ok {
-				st.Outcome = "found"
-				st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: "was-already-loaded-from-elsewhere", Taken: true})
-				return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "was-already-loaded-from-elsewhere"}, AlreadyLoaded: true, Handle: l.Handle}
+				lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "was-already-loaded-from-elsewhere"}, AlreadyLoaded: true, Handle: l.Handle}
+				return r.take(st, CandidateTrace{Path: l.Path, FoundVia: lib.FoundVia}, lib, systemRoot(l.Path))
 			}
 			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: "not loaded in this process"})
 		}
@@ -165,11 +206,12 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: err.Error()})
 			continue
 		}
-		st.Outcome = "found"
-		st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: "system-search", Taken: true})
-		return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "system-search"}, Handle: l.Handle}
+		lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "system-search"}, Handle: l.Handle}
+		return r.take(st, CandidateTrace{Path: l.Path, FoundVia: lib.FoundVia}, lib, systemRoot(l.Path))
 	}
-	st.Outcome = "nothing"
+	if st.Outcome == "" {
+		st.Outcome = "nothing"
+	}
 	return nil
 }
 
@@ -187,6 +229,7 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		return nil
 	}
 	st.Outcome = "nothing"
+	var taken *LoadedLibrary
 	for _, c := range resp.Candidates {
 		ct := CandidateTrace{Path: c.Path, FoundVia: c.FoundVia}
 		if ct.FoundVia == "" {
@@ -213,10 +256,9 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 			}
 			lib.Path, lib.Handle = l.Path, l.Handle
 		}
-		ct.Taken = true
-		st.Candidates = append(st.Candidates, ct)
-		st.Outcome = "found"
-		return lib
+		if taken = r.take(st, ct, lib, g.rootOf(c.Path)); taken != nil {
+			return taken
+		}
 	}
 	return nil
 }

@@ -34,10 +34,9 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}
-		ct.Taken = true
-		st.Candidates = append(st.Candidates, ct)
-		st.Outcome = "found"
-		return &LoadedLibrary{Library: Library{Path: res.Path, FoundVia: "system-search"}}
+		if lib := r.take(st, ct, &LoadedLibrary{Library: Library{Path: res.Path, FoundVia: "system-search"}}, systemRoot(res.Path)); lib != nil {
+			return lib
+		}
 	}
 	return nil
 }

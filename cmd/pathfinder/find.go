@@ -13,12 +13,20 @@ func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, "print one JSON object per name per line")
 	kind := kindFlag(fs)
 	target := targetFlag(fs)
+	together := fs.Bool("all-from-one-toolkit", false, "find every named dynamic library in one root (site-packages dir, conda env, toolkit), or say which one breaks that")
 	return func(ctx context.Context, c *cli, names []string) int {
 		c.target = *target
 		k, err := host.ParseKind(*kind)
 		if err != nil {
 			fmt.Fprintln(c.stderr, err)
 			return exitUsage
+		}
+		if *together {
+			if k != host.DynamicLib {
+				c.errorf("--all-from-one-toolkit is for dynamic libraries")
+				return exitUsage
+			}
+			return c.findTogether(ctx, names, *asJSON)
 		}
 		return c.resolve(ctx, names, k, *asJSON, false)
 	}
@@ -102,4 +110,43 @@ func attemptsOrEmpty(a []host.Attempt) []host.Attempt {
 		return []host.Attempt{}
 	}
 	return a
+}
+
+// findTogether prints the set found in one root, or why there is none.
+func (c *cli) findTogether(ctx context.Context, names []string, asJSON bool) int {
+	if len(names) == 0 {
+		c.errorf("no library named; try 'pathfinder list'")
+		return exitUsage
+	}
+	f, err := c.open()
+	if err != nil {
+		return c.configError(err)
+	}
+	libs, err := f.FindTogether(ctx, names)
+	if err != nil {
+		if asJSON {
+			code, attempts := "mixed-toolkits", []host.Attempt{}
+			if se, ok := isSearchError(err); ok {
+				code, attempts = se.Code(), attemptsOrEmpty(se.Attempts)
+			}
+			json.NewEncoder(c.stdout).Encode(struct {
+				Names    []string       `json:"names"`
+				Error    string         `json:"error"`
+				Message  string         `json:"message"`
+				Attempts []host.Attempt `json:"attempts"`
+			}{names, code, err.Error(), attempts})
+		} else {
+			fmt.Fprintln(c.stderr, err)
+		}
+		return exitNotFound
+	}
+	enc := json.NewEncoder(c.stdout)
+	for _, l := range libs {
+		if asJSON {
+			enc.Encode(l)
+		} else {
+			fmt.Fprintln(c.stdout, l.Path)
+		}
+	}
+	return exitOK
 }

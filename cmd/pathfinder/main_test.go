@@ -320,3 +320,49 @@ func TestDriver_fakeRoot(t *testing.T) {
 		t.Fatalf("empty root: exit %d, want %d", code, exitNotFound)
 	}
 }
+
+func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
+	isolate(t)
+	cuda := t.TempDir()
+	for rel, data := range map[string]string{
+		"include/cuda_runtime.h":           "",
+		"include/cccl/cuda/std/version":    "",
+		"nvvm/libdevice/libdevice.10.bc":   "BC\xc0\xde",
+		"lib64/libcudadevrt.a":             "!<arch>\n",
+		"bin/x64/nvcc.exe":                 "MZ",
+		"include/cuda/std/not-the-version": "",
+	} {
+		p := filepath.Join(cuda, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(data), 0o644)
+	}
+	gccLib(t, filepath.Join(cuda, "lib64/libcudart.so.12"), "libcudart.so.12")
+	gccLib(t, filepath.Join(cuda, "lib64/libnvrtc.so.12"), "libnvrtc.so.12")
+	t.Setenv("CUDA_HOME", cuda)
+	tests := []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"find", "cudart", "--kind", "header-dir"}, cuda + "/include\n", exitOK},
+		{[]string{"find", "cccl", "--kind", "header-dir"}, cuda + "/include/cccl\n", exitOK},
+		{[]string{"find", "device", "--kind", "bitcode"}, cuda + "/nvvm/libdevice/libdevice.10.bc\n", exitOK},
+		{[]string{"find", "cudadevrt", "--kind", "static-lib"}, cuda + "/lib64/libcudadevrt.a\n", exitOK},
+		// A Windows layout checked from Linux: the MZ stub is not a PE file, and explain says so.
+		{[]string{"find", "nvcc", "--kind", "binary", "--target", "windows/amd64"}, "", exitNotFound},
+		{[]string{"find", "--all-from-one-toolkit", "cudart", "nvrtc"}, cuda + "/lib64/libcudart.so.12\n" + cuda + "/lib64/libnvrtc.so.12\n", exitOK},
+		{[]string{"find", "cudart", "--kind", "shader"}, "", exitUsage},
+		{[]string{"find", "cudart", "--target", "plan9/mips"}, "", exitUsage},
+		{[]string{"load", "cudart", "--target", "windows/amd64"}, "", exitUsage},
+	}
+	for _, tt := range tests {
+		out, errOut, code := run(t, tt.args...)
+		if code != tt.code || out != tt.want {
+			t.Errorf("%v: exit %d, %q (stderr %q); want %d, %q", tt.args, code, out, errOut, tt.code, tt.want)
+		}
+	}
+	out, _, _ := run(t, "explain", "nvcc", "--kind", "binary", "--target", "windows/amd64")
+	if !strings.Contains(out, "bin/x64/nvcc.exe  refused: not a PE file") {
+		t.Errorf("explain for windows/amd64 lacks the PE refusal:\n%s", out)
+	}
+}
