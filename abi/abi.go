@@ -80,6 +80,9 @@ type Library struct {
 	CanaryAnchors           []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
 	RequiresAddDLLDirectory bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
 	RequiresRTLDDeepbind    bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
+	// ProgramFilesDirsWindows are globs, relative to the Program Files directory, of the directories
+	// that hold the files ("NVIDIA/CUDNN/v9.*/bin/*/{triple}"); the programfiles step walks them.
+	ProgramFilesDirsWindows []string `json:"program_files_dirs_windows,omitempty" toml:"program_files_dirs_windows"`
 }
 
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic
@@ -121,6 +124,15 @@ func (l *Library) AnchorDirs(p Platform) []string {
 		return p.expand(l.AnchorRelDirsWindows)
 	}
 	return p.expand(l.AnchorRelDirsLinux)
+}
+
+// ProgramFilesDirs returns the globs under the Program Files directory to search on p: none unless p
+// is a Windows platform. "{triple}" stands for p.Triple().
+func (l *Library) ProgramFilesDirs(p Platform) []string {
+	if p.OS != "windows" {
+		return nil
+	}
+	return p.expand(l.ProgramFilesDirsWindows)
 }
 
 // Triple is the CUDA toolkit's name for p in targets/<triple>: "x86_64-linux", "sbsa-linux", "x64".

@@ -1,16 +1,17 @@
-// Command bench measures `pathfinder find cudart` on a fake venv, side by side with its floors, in
-// one run, and prints min/median/max and ratios:
+// Command bench measures pathfinder against its floors and targets in one run and prints
+// min/median/max and ratios:
 //
 //	go run ./bench            # 15 runs per case
 //	go run ./bench -n 40
 //
-// Cases: a fresh process with no caches at all; a fresh process with a warm compilation cache; the
-// in-process repeated Find; the same search done natively in Go without wasm (fresh process and in
-// process); a hello-world Go binary; and NVIDIA's Python cuda.pathfinder when python3 can import it.
+// It builds pathfinder, a hello-world Go binary and a native (no wasm) search the same way
+// (CGO_ENABLED=0), makes a fake venv with real ELF libraries (gcc), and times fresh processes and
+// in-process calls. NVIDIA's Python cuda.pathfinder is a column when python3 can import it.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/bench/nativefind"
@@ -27,10 +27,11 @@ import (
 )
 
 type result struct {
-	name   string
-	times  []time.Duration
-	maxRSS int64 // KiB, peak over the runs; 0 for in-process cases
-	note   string
+	name, target string
+	times        []time.Duration
+	maxRSS       int64 // KiB, peak over the runs; 0 for in-process cases
+	base         string
+	note         string
 }
 
 func main() {
@@ -50,126 +51,169 @@ func run(n int) error {
 	defer os.RemoveAll(tmp)
 	bins := map[string]string{}
 	for name, pkg := range map[string]string{"pathfinder": "./cmd/pathfinder", "native": "./bench/native", "hello": "./bench/hello"} {
-		bins[name] = filepath.Join(tmp, name)
+		bins[name] = filepath.Join(tmp, "bin", name)
 		cmd := exec.Command("go", "build", "-o", bins[name], pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
-	site := filepath.Join(tmp, "venv", "lib", "python3.12", "site-packages")
-	lib := filepath.Join(site, "nvidia", "cu13", "lib", "libcudart.so.13")
-	if err := gccLib(lib, "libcudart.so.13"); err != nil {
+	libs, err := nativefind.Libraries()
+	if err != nil {
 		return err
 	}
+	// A venv with every library the CUDA 13 wheels ship in nvidia/cu13/lib.
+	site := filepath.Join(tmp, "venv", "lib", "python3.12", "site-packages")
+	var all, found []string
+	for _, l := range libs {
+		all = append(all, l.Name)
+		if len(l.LinuxSonames) == 0 || !slices.Contains(l.SitePackagesLinux, "nvidia/cu13/lib") {
+			continue
+		}
+		if err := gccLib(filepath.Join(site, "nvidia/cu13/lib", l.LinuxSonames[0]), l.LinuxSonames[0]); err != nil {
+			return err
+		}
+		found = append(found, l.Name)
+	}
+	cudart := filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13")
 	env := []string{"PATHFINDER_SITE_PACKAGES=" + site, "HOME=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "PATH=/usr/bin:/bin"}
-	warm := filepath.Join(tmp, "warm-cache")
-	warmup := exec.Command(bins["pathfinder"], "find", "cudart")
-	warmup.Env = append(env, "PATHFINDER_CACHE_DIR="+warm)
-	if out, err := warmup.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != lib {
-		return fmt.Errorf("pathfinder find cudart: %v: %s", err, out)
+	warm := "PATHFINDER_CACHE_DIR=" + filepath.Join(tmp, "warm-cache")
+	pf := func(extra string, args ...string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			cmd := exec.Command(bins["pathfinder"], args...)
+			cmd.Env = append(env, extra)
+			return cmd
+		}
+	}
+	for _, args := range [][]string{{"find", "cudart"}, {"find", "nvfatbin"}, append([]string{"find"}, all...)} {
+		pf(warm, args...)().Run() // warm both caches
 	}
 
-	var results []result
-	i := 0
-	results = append(results, procCase("pathfinder find, no caches", n, func() *exec.Cmd {
-		i++
-		cmd := exec.Command(bins["pathfinder"], "find", "cudart")
-		cmd.Env = append(env, fmt.Sprintf("PATHFINDER_CACHE_DIR=%s/cold-%d", tmp, i))
-		return cmd
-	}))
-	results = append(results, procCase("pathfinder find, warm compilation cache", n, func() *exec.Cmd {
-		cmd := exec.Command(bins["pathfinder"], "find", "cudart")
-		cmd.Env = append(env, "PATHFINDER_CACHE_DIR="+warm)
-		return cmd
-	}))
-	results = append(results, procCase("native search, fresh process (floor)", n, func() *exec.Cmd {
-		cmd := exec.Command(bins["native"])
+	var rs []result
+	add := func(r result) { rs = append(rs, r) }
+	add(procCase("hello-world Go binary", "", "", n, func() *exec.Cmd { return exec.Command(bins["hello"]) }))
+	add(procCase("native search for cudart, fresh process (floor)", "", "", n, func() *exec.Cmd {
+		cmd := exec.Command(bins["native"], "cudart")
 		cmd.Env = env
 		return cmd
 	}))
-	results = append(results, procCase("hello-world Go binary", n, func() *exec.Cmd { return exec.Command(bins["hello"]) }))
+	add(procCase("find cudart, caches warm, nothing changed", "≤ 4× hello", "hello-world Go binary", n, pf(warm, "find", "cudart")))
+	touch := func(p string) func() *exec.Cmd {
+		mk := pf(warm, "find", "cudart")
+		return func() *exec.Cmd {
+			now := time.Now()
+			os.Chtimes(p, now, now)
+			return mk()
+		}
+	}
+	add(procCase("find cudart, result cache invalidated (file touched)", "≤ 40 ms", "", n, touch(cudart)))
+	add(procCase("find nvfatbin (nowhere), result cache warm", "≤ 60 ms", "", n, pf(warm, "find", "nvfatbin")))
+	mkNF := pf(warm, "find", "nvfatbin")
+	add(procCase("find nvfatbin (nowhere), every step runs", "≤ 60 ms", "", n, func() *exec.Cmd {
+		now := time.Now()
+		os.Chtimes(site, now, now)
+		return mkNF()
+	}))
+	i := 0
+	add(procCase("find cudart, first run, no caches at all", "≤ 1 s", "", min(n, 5), func() *exec.Cmd {
+		i++
+		return pf(fmt.Sprintf("PATHFINDER_CACHE_DIR=%s/cold-%d", tmp, i), "find", "cudart")()
+	}))
+	add(procCase(fmt.Sprintf("find all %d libraries, caches warm", len(all)), "peak RSS ≤ 64 MiB", "", n, pf(warm, append([]string{"find"}, all...)...)))
+	add(procCase(fmt.Sprintf("native search for all %d, fresh process", len(all)), "", "", n, func() *exec.Cmd {
+		cmd := exec.Command(bins["native"], all...)
+		cmd.Env = env
+		return cmd
+	}))
 	if err := exec.Command("python3", "-c", "import cuda.pathfinder").Run(); err == nil {
-		results = append(results, procCase("python cuda.pathfinder load_nvidia_dynamic_lib", n, func() *exec.Cmd {
+		add(procCase("python cuda.pathfinder load_nvidia_dynamic_lib", "", "", n, func() *exec.Cmd {
 			cmd := exec.Command("python3", "-c", "from cuda.pathfinder import load_nvidia_dynamic_lib as l; print(l('cudart').abs_path)")
 			cmd.Env = append(os.Environ(), "PYTHONPATH="+site)
 			return cmd
 		}))
 	} else {
-		results = append(results, result{name: "python cuda.pathfinder", note: "skipped: python3 cannot import cuda.pathfinder here"})
+		add(result{name: "python cuda.pathfinder", note: "skipped: python3 cannot import cuda.pathfinder on this machine"})
 	}
 
-	// In process.
-	for _, k := range env {
-		kv := strings.SplitN(k, "=", 2)
-		os.Setenv(kv[0], kv[1])
+	// In process, with the warm caches.
+	for _, kv := range append(env, warm) {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
 	}
-	os.Setenv("PATHFINDER_CACHE_DIR", warm)
+	ctx := context.Background()
 	f, err := host.New(host.Options{})
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	if _, err := f.Find(ctx, "cudart"); err != nil {
 		return err
 	}
-	results = append(results, loopCase("in-process Find, repeated (remembered)", n, 100000, func() {
-		f.Find(ctx, "cudart")
-	}))
-	results = append(results, loopCase("in-process search, not remembered (Explain)", n, 50, func() {
-		f.Explain(ctx, host.DynamicLib, "cudart")
+	add(loopCase("in-process Find, repeated", "≤ 1 µs", "", n, 100000, func() { f.Find(ctx, "cudart") }))
+	add(loopCase("in-process Load, repeated", "≤ 1 µs", "", n, 100000, func() { f.Load(ctx, "cudart") }))
+	allWarm := fmt.Sprintf("in-process find of all %d, new Finder, warm", len(all))
+	add(loopCase(allWarm, "≤ 3× native", "in-process native search of all (floor)", n, 3, func() {
+		g, _ := host.New(host.Options{})
+		for _, name := range all {
+			g.Find(ctx, name)
+		}
+		g.Close()
 	}))
 	sites := []string{site}
-	results = append(results, loopCase("in-process native search (floor)", n, 2000, func() {
-		nativefind.Find(sites)
+	add(loopCase("in-process native search of all (floor)", "", "", n, 20, func() {
+		for _, l := range libs {
+			nativefind.Find(l, sites)
+		}
 	}))
+	add(loopCase("in-process search, not remembered (Explain)", "", "", n, 20, func() { f.Explain(ctx, host.DynamicLib, "cudart") }))
 
-	fmt.Printf("pathfinder find cudart on a fake venv; %d runs per case; %s, %d CPUs\n\n", n, runtime.Version(), runtime.NumCPU())
-	fmt.Printf("%-48s %12s %12s %12s %10s %10s\n", "case", "min", "median", "max", "ratio", "peak RSS")
-	floor := median(results[2].times)
-	inFloor := median(results[len(results)-1].times)
-	for _, r := range results {
+	fmt.Printf("pathfinder on a fake venv (%d of %d libraries present); %d runs per case; %s, %d CPUs\n\n", len(found), len(all), n, runtime.Version(), runtime.NumCPU())
+	fmt.Printf("%-58s %10s %10s %10s %9s %10s  %s\n", "case", "min", "median", "max", "ratio", "peak RSS", "target")
+	byName := map[string]time.Duration{}
+	for _, r := range rs {
+		if r.note == "" {
+			byName[r.name] = median(r.times)
+		}
+	}
+	for _, r := range rs {
 		if r.note != "" {
-			fmt.Printf("%-48s %s\n", r.name, r.note)
+			fmt.Printf("%-58s %s\n", r.name, r.note)
 			continue
 		}
-		base := floor
-		if r.maxRSS == 0 {
-			base = inFloor
+		t := slices.Clone(r.times)
+		slices.Sort(t)
+		ratio := ""
+		if b, ok := byName[r.base]; ok && b > 0 {
+			ratio = fmt.Sprintf("%.1f×", float64(median(t))/float64(b))
 		}
 		rss := "-"
 		if r.maxRSS > 0 {
 			rss = fmt.Sprintf("%.1f MiB", float64(r.maxRSS)/1024)
 		}
-		t := slices.Clone(r.times)
-		slices.Sort(t)
-		fmt.Printf("%-48s %12s %12s %12s %9.1fx %10s\n", r.name, t[0], median(t), t[len(t)-1], float64(median(t))/float64(base), rss)
+		fmt.Printf("%-58s %10s %10s %10s %9s %10s  %s\n", r.name, round(t[0]), round(median(t)), round(t[len(t)-1]), ratio, rss, r.target)
 	}
-	fmt.Println("\nratio: against the native search in a fresh process (process cases) or in process (in-process cases)")
 	return nil
 }
 
-func procCase(name string, n int, mk func() *exec.Cmd) result {
-	r := result{name: name}
+func procCase(name, target, base string, n int, mk func() *exec.Cmd) result {
+	r := result{name: name, target: target, base: base}
 	for range n {
 		cmd := mk()
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		d := time.Since(start)
-		if err != nil {
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: something not found, a valid answer
 			return result{name: name, note: fmt.Sprintf("failed: %v: %s", err, strings.TrimSpace(string(out)))}
 		}
 		r.times = append(r.times, d)
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = max(r.maxRSS, ru.Maxrss)
-		}
+		r.maxRSS = max(r.maxRSS, peakRSS(cmd.ProcessState))
 	}
 	return r
 }
 
 // loopCase times batches of iters calls and records the per-call time of each batch.
-func loopCase(name string, n, iters int, fn func()) result {
-	r := result{name: name}
+func loopCase(name, target, base string, n, iters int, fn func()) result {
+	r := result{name: name, target: target, base: base}
 	for range n {
 		start := time.Now()
 		for range iters {
@@ -184,6 +228,16 @@ func median(t []time.Duration) time.Duration {
 	s := slices.Clone(t)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Nanosecond)
 }
 
 func gccLib(path, soname string) error {

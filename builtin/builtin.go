@@ -2,12 +2,18 @@
 // wasm module, and the NVIDIA descriptor pack.
 package builtin
 
-import _ "embed"
+import (
+	_ "embed"
+	"strings"
+)
 
 //go:generate go run ./gen
 
 //go:embed steps.wasm
 var stepsWasm []byte
+
+//go:embed steps.wasm.sum
+var stepsSum string
 
 //go:embed pathfinder.toml
 var defaultConfig []byte
@@ -18,6 +24,14 @@ var nvidiaPack []byte
 // StepsModule returns the builtin steps module (a copy is not made: callers must not modify it).
 func StepsModule() []byte { return stepsWasm }
 
+// StepsModuleHash is the sha256 of StepsModule, hex, as go generate recorded it: known without
+// hashing the module, so a process that answers from the result cache never touches it.
+func StepsModuleHash() string {
+	lines := strings.Split(strings.TrimSpace(stepsSum), "\n")
+	hash, _, _ := strings.Cut(lines[len(lines)-1], " ")
+	return hash
+}
+
 // DefaultConfig returns the built-in default configuration (pathfinder.toml at the repository root).
 func DefaultConfig() []byte { return defaultConfig }
 
@@ -26,7 +40,7 @@ func NVIDIAPack() []byte { return nvidiaPack }
 
 // Steps are the step names the builtin module registers, each also buildable alone from
 // plugins/<name>/wasm.
-var steps = [...]string{"canary", "conda", "envroots", "wheels"}
+var steps = [...]string{"canary", "conda", "envroots", "programfiles", "wheels"}
 
 // IsStep reports whether name is a builtin step.
 func IsStep(name string) bool {

@@ -41,6 +41,9 @@ func TestStepsModuleMatchesSources(t *testing.T) {
 		t.Fatalf("builtin/steps.wasm is stale: its sources changed; %s\nrecorded:\n%s\nnow:\n%s", regenerate, got, strip(want))
 	}
 	h := sha256.Sum256(StepsModule())
+	if StepsModuleHash() != hex.EncodeToString(h[:]) {
+		t.Fatalf("StepsModuleHash() = %s, module hashes to %x", StepsModuleHash(), h)
+	}
 	if last := lines[len(lines)-1]; last != hex.EncodeToString(h[:])+"  builtin/steps.wasm" {
 		t.Fatalf("embedded steps.wasm does not match steps.wasm.sum (%s); %s", last, regenerate)
 	}

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,7 +41,11 @@ type config struct {
 	plugins      map[string]*pluginConfig
 	cacheDir     string
 	cacheEnabled bool
-	files        []string // the layers that were read, in order
+	files        []string  // the layers that were read, in order
+	hash         hash.Hash // of every layer's name and contents, in order
+
+	packDirs []string            // [packs] dirs: pack files or directories, absolute
+	origins  map[string]*setting // every key set, with its last value and where: pathfinder config
 }
 
 type pluginConfig struct {
@@ -52,6 +59,8 @@ type pluginConfig struct {
 	timeout   time.Duration
 	options   map[string]string
 	definedIn string
+	// allowWritable accepts a plugin file that others than its owner may write.
+	allowWritable bool
 }
 
 // The shape of one config file. Pointers tell a key that is set from one that is absent, so a layer
@@ -73,7 +82,12 @@ type configFile struct {
 		Memory  *string           `toml:"memory"`
 		Timeout *string           `toml:"timeout"`
 		Options map[string]string `toml:"options"`
+		// AllowWritable accepts a plugin file writable by others than its owner.
+		AllowWritable *bool `toml:"allow_writable"`
 	} `toml:"plugin"`
+	Packs struct {
+		Dirs *[]string `toml:"dirs"` // descriptor pack files or directories of them
+	} `toml:"packs"`
 	Cache struct {
 		Dir     *string `toml:"dir"`
 		Enabled *bool   `toml:"enabled"`
@@ -83,6 +97,9 @@ type configFile struct {
 // configLayers returns the config files to read after the built-in defaults, in order. Missing
 // system and user files are skipped; a missing PATHFINDER_CONFIG or --config file is an error.
 func configLayers(opts *Options) (optional, required []string) {
+	if opts.onlyConfigFile {
+		return nil, []string{opts.ConfigFile}
+	}
 	sys := opts.SystemConfigDir
 	if sys == "" {
 		sys = "/etc/pathfinder"
@@ -112,7 +129,7 @@ func userDir(getenv func(string) string, xdgVar, fallback string) string {
 }
 
 func loadConfig(opts *Options) (*config, error) {
-	c := &config{libraryOrder: map[string][]string{}, plugins: map[string]*pluginConfig{}}
+	c := &config{libraryOrder: map[string][]string{}, plugins: map[string]*pluginConfig{}, hash: sha256.New()}
 	if err := c.apply("builtin:pathfinder.toml", builtin.DefaultConfig()); err != nil {
 		return nil, err
 	}
@@ -159,6 +176,9 @@ func (c *config) apply(name string, data []byte) error {
 		return fmt.Sprintf("%s:%d:%d", name, line, col)
 	}
 	c.files = append(c.files, name)
+	c.noteOrigins(name, data, &f)
+	fmt.Fprintf(c.hash, "%s\x00%d\x00", name, len(data))
+	c.hash.Write(data)
 	if f.Search.Order != nil {
 		c.order = *f.Search.Order
 	}
@@ -178,9 +198,19 @@ func (c *config) apply(name string, data []byte) error {
 		}
 		if fp.Source != nil {
 			p.source, p.definedIn = *fp.Source, name
+			if !strings.HasPrefix(p.source, "builtin:") {
+				if p.source, err = resolvePath(name, p.source); err != nil {
+					return fmt.Errorf("pathfinder: config %s: plugin %q: source: %v", at("plugin", pname, "source"), pname, err)
+				}
+				c.noteValue("plugin."+pname+".source", p.source)
+			}
+		}
+		if fp.AllowWritable != nil {
+			p.allowWritable = *fp.AllowWritable
 		}
 		if fp.SHA256 != nil {
 			p.sha256 = strings.ToLower(*fp.SHA256)
+			c.noteValue("plugin."+pname+".sha256", p.sha256)
 		}
 		if fp.Env != nil {
 			p.env = *fp.Env
@@ -220,10 +250,20 @@ func (c *config) apply(name string, data []byte) error {
 			return fmt.Errorf("pathfinder: config %s: plugin %q: no builtin step %q", at("plugin", pname, "source"), pname, s)
 		}
 		if p.sha256 != "" {
-			if _, err := strconv.ParseUint(p.sha256[:min(len(p.sha256), 8)], 16, 64); err != nil || len(p.sha256) != 64 {
+			if _, err := hex.DecodeString(p.sha256); err != nil || len(p.sha256) != 64 {
 				return fmt.Errorf("pathfinder: config %s: plugin %q: sha256 %q is not 64 hex digits", at("plugin", pname, "sha256"), pname, p.sha256)
 			}
 		}
+	}
+	if f.Packs.Dirs != nil {
+		dirs := make([]string, len(*f.Packs.Dirs))
+		for i, d := range *f.Packs.Dirs {
+			if dirs[i], err = resolvePath(name, d); err != nil {
+				return fmt.Errorf("pathfinder: config %s: packs.dirs: %v", at("packs", "dirs"), err)
+			}
+		}
+		c.packDirs = dirs
+		c.noteValue("packs.dirs", dirs)
 	}
 	if f.Cache.Dir != nil {
 		c.cacheDir = *f.Cache.Dir
@@ -250,17 +290,22 @@ func (c *config) check() error {
 		seen := map[string]bool{}
 		for _, step := range orders[k] {
 			if step != StepAlreadyLoaded && step != StepSystem && c.plugins[step] == nil {
-				return fmt.Errorf("pathfinder: config: %s names unknown step %q (known: %s)", k, step, strings.Join(c.stepNames(), ", "))
+				return fmt.Errorf("pathfinder: %s: %s names unknown step %q (known: %s)", c.where(k), k, step, strings.Join(c.stepNames(), ", "))
 			}
 			if seen[step] {
-				return fmt.Errorf("pathfinder: config: %s names step %q twice", k, step)
+				return fmt.Errorf("pathfinder: %s: %s names step %q twice", c.where(k), k, step)
 			}
 			seen[step] = true
 		}
 	}
 	for _, dir := range c.sitePackages {
 		if !filepath.IsAbs(dir) {
-			return fmt.Errorf("pathfinder: config: search.site_packages entry %q is a relative path: refused, never resolved against the working directory", dir)
+			return fmt.Errorf("pathfinder: %s: search.site_packages entry %q is a relative path: refused, never resolved against the working directory", c.where("search.site_packages"), dir)
+		}
+	}
+	for _, name := range c.pluginNames() {
+		if err := c.checkPluginFile(c.plugins[name]); err != nil {
+			return err
 		}
 	}
 	return nil

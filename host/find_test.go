@@ -268,7 +268,7 @@ func TestGranted_validate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFinder(t, nil, "")
-	root, err := f.openRoot(dir)
+	root, err := f.openRoot(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

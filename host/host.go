@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
 
@@ -32,6 +32,8 @@ type Options struct {
 	// Platform is the platform to search for; the zero value means the one this process runs on.
 	// Another platform (a Windows layout, a mounted arm64 image) can be found but not loaded.
 	Platform abi.Platform
+
+	onlyConfigFile bool // ConfigFile is the only layer over the built-in defaults (CheckConfigFile)
 }
 
 // Kind is what a search looks for.
@@ -83,15 +85,18 @@ type Finder struct {
 	opts     Options
 	cfg      *config
 	catalog  *catalog.Catalog
+	packs    *packSet // the descriptor packs the catalog was read from
 	platform abi.Platform
 
 	engineOnce sync.Once
 	engine     *wasm.Engine
 	engineErr  error
-	cacheDir   string
+	cacheDir   string // the compilation cache, "" when off
+	resultDir  string // the result cache, "" when off
 
 	sitesOnce sync.Once
 	sites     []string
+	sitesSeen []observe.Observation // what discovering sites looked at
 
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
@@ -119,19 +124,28 @@ func New(opts Options) (*Finder, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.New(catalog.Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	base := cacheBase(cfg, opts.getenv)
+	if err := cfg.checkPins(base); err != nil {
+		return nil, err
+	}
+	packs, err := discoverPacks(&opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Cached(base, packs.packs...)
 	if err != nil {
 		return nil, err
 	}
 	for lib := range cfg.libraryOrder {
 		if _, ok := cat.Lookup(abi.KindDynamicLib, lib); !ok {
-			return nil, fmt.Errorf("pathfinder: config: [library.%s] names an unknown library%s", lib, suggestion(cat.Suggest(abi.KindDynamicLib, lib)))
+			return nil, fmt.Errorf("pathfinder: %s: [library.%s] names an unknown library%s", cfg.where("library."+lib+".order"), lib, suggestion(cat.Suggest(abi.KindDynamicLib, lib)))
 		}
 	}
 	f := &Finder{
 		opts:     opts,
 		cfg:      cfg,
 		catalog:  cat,
+		packs:    packs,
 		platform: abi.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
 		done:     map[string]*LoadedLibrary{},
 		inflight: map[string]*flight{},
@@ -144,7 +158,10 @@ func New(opts Options) (*Finder, error) {
 	if opts.Platform.OS != "" {
 		f.platform = opts.Platform
 	}
-	f.cacheDir = f.compilationCacheDir()
+	if base != "" {
+		f.cacheDir = filepath.Join(base, "wazero-"+runtime.Version())
+		f.resultDir = filepath.Join(base, "results")
+	}
 	return f, nil
 }
 
@@ -162,17 +179,17 @@ func (f *Finder) Close() error {
 	return nil
 }
 
-// compilationCacheDir is where wazero keeps compiled modules, or "" for no disk cache.
-func (f *Finder) compilationCacheDir() string {
-	if !f.cfg.cacheEnabled || f.opts.getenv("PATHFINDER_NO_CACHE") == "1" {
+// cacheBase is the directory of the on-disk caches, or "" when they are off.
+func cacheBase(cfg *config, getenv func(string) string) string {
+	if !cfg.cacheEnabled || getenv("PATHFINDER_NO_CACHE") == "1" {
 		return ""
 	}
-	dir := f.opts.getenv("PATHFINDER_CACHE_DIR")
+	dir := getenv("PATHFINDER_CACHE_DIR")
 	if dir == "" {
-		dir = f.cfg.cacheDir
+		dir = cfg.cacheDir
 	}
 	if dir == "" {
-		dir = userDir(f.opts.getenv, "XDG_CACHE_HOME", ".cache")
+		dir = userDir(getenv, "XDG_CACHE_HOME", ".cache")
 		if dir == "" {
 			return ""
 		}
@@ -181,7 +198,7 @@ func (f *Finder) compilationCacheDir() string {
 	if !filepath.IsAbs(dir) {
 		return ""
 	}
-	return filepath.Join(dir, "wazero-"+runtime.Version())
+	return dir
 }
 
 // CacheDir is the directory of the on-disk compilation cache, or "" when it is off.
@@ -259,8 +276,18 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 	f.inflight[key] = fl
 	f.mu.Unlock()
 
-	f.searches.Add(1)
-	ex := f.search(ctx, kind, name, load)
+	var ex *Explanation
+	if !load {
+		ex, _ = f.cachedFind(kind, name)
+	}
+	if ex == nil {
+		f.searches.Add(1)
+		var seen []observe.Observation
+		ex, _, seen = f.searchAll(ctx, kind, name, load, false)
+		if !load {
+			f.storeFind(ctx, ex, seen)
+		}
+	}
 	fl.lib, fl.err = ex.Result, ex.Err
 
 	f.mu.Lock()

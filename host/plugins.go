@@ -20,15 +20,17 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
 
 // module returns the compiled module of plugin p, compiling it on first use, and the entry to call
 // in it ("" for a plugin file, which registers one search).
-func (f *Finder) module(ctx context.Context, p *pluginConfig) (*wasm.Module, string, error) {
+func (f *Finder) module(ctx context.Context, p *pluginConfig, rec *observe.Recorder) (*wasm.Module, string, error) {
 	entry, isBuiltin := strings.CutPrefix(p.source, "builtin:")
 	if !isBuiltin {
 		entry = ""
+		rec.Stat(p.source) // a changed plugin file is a changed search
 	}
 	f.mu.Lock()
 	m := f.modules[p.name]
@@ -79,6 +81,7 @@ type granted struct {
 	roots  []abi.Root
 	mounts []grantedDir
 	notes  []string
+	rec    *observe.Recorder // what validation looks at is recorded here too
 }
 
 type grantedDir struct {
@@ -86,11 +89,12 @@ type grantedDir struct {
 	root *os.Root
 }
 
-// grant resolves plugin p's env and read grants for library e.
-func (f *Finder) grant(p *pluginConfig, e *catalog.Entry) (*granted, error) {
-	g := &granted{wasm: wasm.Grants{Env: map[string]string{}}}
+// grant resolves plugin p's env and read grants for library e, recording what it looks at in rec.
+func (f *Finder) grant(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder) (*granted, error) {
+	getenv := rec.Getenv(f.opts.getenv)
+	g := &granted{wasm: wasm.Grants{Env: map[string]string{}, Record: rec}, rec: rec}
 	for _, name := range expand(p.env, e) {
-		if v := f.opts.getenv(name); v != "" {
+		if v := getenv(name); v != "" {
 			g.wasm.Env[name] = v
 		}
 	}
@@ -107,23 +111,23 @@ func (f *Finder) grant(p *pluginConfig, e *catalog.Entry) (*granted, error) {
 			g.roots = append(g.roots, abi.Root{Path: dir, Role: role})
 			return
 		}
-		root, err := f.openRoot(dir)
+		root, err := f.openRoot(dir, rec)
 		if err != nil {
 			g.notes = append(g.notes, fmt.Sprintf("not granted %s (%s): %v", dir, role, err))
 			return
 		}
 		g.mounts = append(g.mounts, grantedDir{dir, root})
-		g.wasm.Mounts = append(g.wasm.Mounts, wasm.Mount{Path: dir, FS: root.FS()})
+		g.wasm.Mounts = append(g.wasm.Mounts, wasm.Mount{Path: dir, Root: root})
 		g.roots = append(g.roots, abi.Root{Path: dir, Role: role})
 	}
 	if slices.Contains(p.caps, abi.CapabilitySystemResolve) {
-		g.wasm.SystemResolve = f.systemResolve
+		g.wasm.SystemResolve = func(name string) (string, error) { return f.systemResolve(name, rec) }
 	}
 	for _, r := range p.read {
 		switch {
 		case r == grantCanaryRoots:
 			for _, c := range e.CanaryAnchors {
-				p, err := f.systemResolve(c)
+				p, err := f.systemResolve(c, rec)
 				if err != nil {
 					g.notes = append(g.notes, fmt.Sprintf("canary %q: %v", c, err))
 					continue
@@ -133,15 +137,15 @@ func (f *Finder) grant(p *pluginConfig, e *catalog.Entry) (*granted, error) {
 				}
 			}
 		case r == grantSitePackages:
-			for _, s := range f.sitePackages() {
+			for _, s := range f.sitePackages(rec) {
 				add(s, abi.RoleSitePackages)
 			}
 		case r == grantInstallRoots:
 			for _, v := range e.InstallRootEnvVars {
-				add(f.opts.getenv(v), "env:"+v)
+				add(getenv(v), "env:"+v)
 			}
 		case strings.HasPrefix(r, "$"):
-			add(f.opts.getenv(r[1:]), "env:"+r[1:])
+			add(getenv(r[1:]), "env:"+r[1:])
 		default:
 			add(r, "")
 		}
@@ -162,13 +166,13 @@ func expand(list []string, e *catalog.Entry) []string {
 }
 
 // openRoot opens dir as a confined root once per Finder: symlinks inside it cannot lead out.
-func (f *Finder) openRoot(dir string) (*os.Root, error) {
+func (f *Finder) openRoot(dir string, rec *observe.Recorder) (*os.Root, error) {
+	fi, err := rec.Stat(dir)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r, ok := f.roots[dir]; ok {
 		return r, nil
 	}
-	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, errors.Unwrap(err)
 	}
@@ -219,7 +223,7 @@ func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string
 	}
 	dir := &g.mounts[i]
 	rel := strings.TrimPrefix(p, dir.path+"/")
-	fi, err := dir.root.Stat(rel)
+	fi, err := g.stat(dir, rel)
 	if err != nil {
 		return fmt.Sprintf("cannot stat inside %s: %v", dir.path, unwrapPath(err))
 	}
@@ -228,7 +232,7 @@ func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string
 			return "not a directory"
 		}
 		for _, name := range e.FileNames(plat) {
-			if hf, err := dir.root.Stat(rel + "/" + name); err == nil && hf.Mode().IsRegular() {
+			if hf, err := g.stat(dir, rel+"/"+name); err == nil && hf.Mode().IsRegular() {
 				return ""
 			}
 		}
@@ -243,6 +247,13 @@ func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string
 	}
 	defer file.Close()
 	return checkContent(file, fi, e.Kind, plat)
+}
+
+// stat stats rel inside dir, confined, and records what it saw: validation's verdict depends on it.
+func (g *granted) stat(dir *grantedDir, rel string) (fs.FileInfo, error) {
+	fi, err := dir.root.Stat(rel)
+	g.rec.Add(observe.Observation{Root: dir.path, Path: path.Clean(rel), What: observe.Stat, Seen: observe.StatSeen(fi, err)})
+	return fi, err
 }
 
 func unwrapPath(err error) error {

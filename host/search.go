@@ -10,6 +10,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
 // Explanation is one search, step by step.
@@ -62,13 +63,14 @@ func (ex *Explanation) Attempts() []Attempt {
 
 // search runs the steps for name in order until one yields a library; load also loads it.
 func (f *Finder) search(ctx context.Context, kind Kind, name string, load bool) *Explanation {
-	ex, _ := f.searchAll(ctx, kind, name, load, false)
+	ex, _, _ := f.searchAll(ctx, kind, name, load, false)
 	return ex
 }
 
 // searchAll is search that, with collect, runs every step and returns every valid candidate with
 // its root (for FindTogether) instead of stopping at the first.
-func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, collect bool) (ex *Explanation, valid []rootedLibrary) {
+// It also returns everything the search observed.
+func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, collect bool) (ex *Explanation, valid []rootedLibrary, seen []observe.Observation) {
 	start := time.Now()
 	ex = &Explanation{Name: name, Kind: kind}
 	defer func() { ex.Duration = time.Since(start) }()
@@ -76,18 +78,18 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 	e, ok := f.catalog.Lookup(kind, name)
 	if !ok {
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrUnknown, Suggestions: f.catalog.Suggest(kind, name)}
-		return ex, nil
+		return ex, nil, nil
 	}
 	if load && !f.native() {
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform, Reason: "a search for another platform can find but not load"}
-		return ex, nil
+		return ex, nil, nil
 	}
 	if !e.AvailableOn(f.platform) {
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform}
-		return ex, nil
+		return ex, nil, nil
 	}
-	r := &run{f: f, ctx: ctx, e: e, load: load, collect: collect}
-	defer func() { valid = r.valid }()
+	r := &run{f: f, ctx: ctx, e: e, load: load, collect: collect, rec: &observe.Recorder{}}
+	defer func() { valid, seen = r.valid, r.rec.List() }()
 	for _, step := range f.cfg.orderFor(name) {
 		t0 := time.Now()
 		st := StepTrace{Step: step}
@@ -123,7 +125,12 @@ type run struct {
 	// collect keeps going past the first valid candidate and gathers every one, with its root.
 	collect bool
 	valid   []rootedLibrary
+	// rec records everything the search observes, for the result cache.
+	rec *observe.Recorder
 }
+
+// getenv reads a variable and records it.
+func (r *run) getenv(name string) string { return r.rec.Getenv(r.f.opts.getenv)(name) }
 
 // rootedLibrary is a valid candidate and the root it came from: the granted directory it is in (a
 // site-packages dir, a conda prefix, an install root), or the toolkit root of a system library.
@@ -217,7 +224,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 
 // plugin runs a plugin step and takes the first candidate that passes validation (and loads, for load).
 func (r *run) plugin(st *StepTrace) *LoadedLibrary {
-	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e)
+	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e, r.rec)
 	st.Log = log
 	if err != nil {
 		st.Outcome, st.Detail = "failed", err.Error()
@@ -247,6 +254,13 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 				st.Candidates = append(st.Candidates, ct)
 				st.Outcome = "failed"
 				return nil
+			}
+			if r.e.RequiresAddDLLDirectory {
+				if err := loader.AddDLLDirectory(path.Dir(c.Path)); err != nil {
+					ct.Refused = err.Error()
+					st.Candidates = append(st.Candidates, ct)
+					continue
+				}
 			}
 			l, err := loader.Open(c.Path, r.e.RequiresRTLDDeepbind)
 			if err != nil {
@@ -287,13 +301,13 @@ func (r *run) dependencies() bool {
 }
 
 // callPlugin builds the request and grants for one plugin step and runs it.
-func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry) (*abi.Response, *granted, []string, error) {
+func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, rec *observe.Recorder) (*abi.Response, *granted, []string, error) {
 	p := f.cfg.plugins[step]
-	mod, entry, err := f.module(ctx, p)
+	mod, entry, err := f.module(ctx, p, rec)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	g, err := f.grant(p, e)
+	g, err := f.grant(p, e, rec)
 	if err != nil {
 		return nil, nil, nil, err
 	}

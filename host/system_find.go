@@ -2,7 +2,10 @@ package host
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,7 +16,7 @@ import (
 // systemModel answers the system step for find: where dlopen would find each soname, from a model of
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
 func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
-	l, err := r.f.loaderModel()
+	l, err := r.f.loaderModel(r.rec)
 	if err != nil {
 		st.Outcome, st.Detail = "skipped", err.Error()
 		return nil
@@ -21,6 +24,7 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 	st.Outcome = "nothing"
 	for _, n := range names {
 		res, err := l.Resolve(n)
+		observeResolution(r.rec, res, err)
 		for _, a := range res.Tried {
 			st.Tried = append(st.Tried, abi.Attempt{Path: a.Path, Reason: a.Reason})
 		}
@@ -43,12 +47,31 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 
 func isStub(p string) bool { return slices.Contains(strings.Split(p, "/"), "stubs") }
 
-// loaderModel is the model of the OS loader for the Finder's platform.
-func (f *Finder) loaderModel() (*ldso.Loader, error) {
+// observeResolution records every path the loader model looked at, and the one it found.
+func observeResolution(rec *observe.Recorder, res ldso.Resolution, err error) {
+	var tried []ldso.Attempt
+	var re *ldso.ResolveError
+	if errors.As(err, &re) {
+		tried = re.Tried
+	}
+	for _, a := range append(res.Tried, tried...) {
+		if filepath.IsAbs(a.Path) {
+			rec.Stat(a.Path)
+		}
+	}
+	if res.Path != "" {
+		rec.Stat(res.Path)
+	}
+	rec.Stat(ldso.DefaultCachePath)
+}
+
+// loaderModel is the model of the OS loader for the Finder's platform; what it reads of the
+// environment is recorded in rec.
+func (f *Finder) loaderModel(rec *observe.Recorder) (*ldso.Loader, error) {
 	if f.platform.OS != "linux" {
 		return nil, fmt.Errorf("the %s loader's search is not modeled; load on that platform to use it", f.platform.OS)
 	}
-	l := &ldso.Loader{Getenv: f.opts.getenv}
+	l := &ldso.Loader{Getenv: rec.Getenv(f.opts.getenv)}
 	if f.platform.Arch == "arm64" {
 		l.Machine = elf.EM_AARCH64
 	}
@@ -57,33 +80,39 @@ func (f *Finder) loaderModel() (*ldso.Loader, error) {
 
 // systemResolve says where the OS loader would find the catalog library name, newest soname first,
 // never a stub: the system_resolve capability, and the canary roots' grant. Nothing is loaded.
-func (f *Finder) systemResolve(name string) (string, error) {
+// What it observed is added to rec each time.
+func (f *Finder) systemResolve(name string, rec *observe.Recorder) (string, error) {
 	if v, ok := f.resolved.Load(name); ok {
 		r := v.(resolved)
+		rec.AddAll(r.seen)
 		return r.path, r.err
 	}
-	p, err := f.resolveUncached(name)
-	f.resolved.Store(name, resolved{p, err})
+	own := &observe.Recorder{}
+	p, err := f.resolveUncached(name, own)
+	f.resolved.Store(name, resolved{p, err, own.List()})
+	rec.AddAll(own.List())
 	return p, err
 }
 
 type resolved struct {
 	path string
 	err  error
+	seen []observe.Observation
 }
 
-func (f *Finder) resolveUncached(name string) (string, error) {
+func (f *Finder) resolveUncached(name string, rec *observe.Recorder) (string, error) {
 	e, ok := f.catalog.Lookup(abi.KindDynamicLib, name)
 	if !ok {
 		return "", fmt.Errorf("unknown library %q", name)
 	}
-	l, err := f.loaderModel()
+	l, err := f.loaderModel(rec)
 	if err != nil {
 		return "", err
 	}
 	var why []string
 	for _, n := range e.FileNames(f.platform) {
 		res, err := l.Resolve(n)
+		observeResolution(rec, res, err)
 		switch {
 		case err != nil:
 			why = append(why, n+": not found")

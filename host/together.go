@@ -50,7 +50,7 @@ func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, 
 	seen := map[string]bool{}
 	for i, name := range names {
 		f.searches.Add(1)
-		ex, valid := f.searchAll(ctx, DynamicLib, name, false, true)
+		ex, valid, _ := f.searchAll(ctx, DynamicLib, name, false, true)
 		if ex.Err != nil && len(valid) == 0 {
 			return nil, ex.Err
 		}

@@ -11,18 +11,19 @@ func TestFindTogether(t *testing.T) {
 	cuda := t.TempDir()
 	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	put(t, site, "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
-	for _, so := range []string{"libcudart.so.12", "libnvrtc.so.12", "libcublas.so.12"} {
+	for _, so := range []string{"libcudart.so.12", "libnvrtc.so.12", "libcurand.so.10"} {
 		put(t, cuda, "lib64/"+so, elfLib(t, so))
 	}
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CUDA_HOME": cuda}, "")
 
-	// One by one, cudart comes from the wheel and cublas from CUDA_HOME: two toolkits.
+	// One by one, cudart comes from the wheel and curand from CUDA_HOME: two toolkits. (No test loads
+	// these: what a test process loaded would be found as already loaded.)
 	one, _ := f.Find(bg, "cudart")
-	two, _ := f.Find(bg, "cublas")
+	two, _ := f.Find(bg, "curand")
 	if !strings.HasPrefix(one.Path, site) || !strings.HasPrefix(two.Path, cuda) {
 		t.Fatalf("setup: %s, %s", one.Path, two.Path)
 	}
-	libs, err := f.FindTogether(bg, []string{"cudart", "nvrtc", "cublas"})
+	libs, err := f.FindTogether(bg, []string{"cudart", "nvrtc", "curand"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +39,14 @@ func TestFindTogether(t *testing.T) {
 	}
 
 	other := t.TempDir()
-	put(t, other, "lib64/libcublas.so.12", elfLib(t, "libcublas.so.12"))
+	put(t, other, "lib64/libcurand.so.10", elfLib(t, "libcurand.so.10"))
 	g := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CUDA_HOME": other}, "")
-	_, err = g.FindTogether(bg, []string{"cudart", "cublas"})
+	_, err = g.FindTogether(bg, []string{"cudart", "curand"})
 	var me *MixedToolkitsError
 	if !errors.Is(err, ErrMixedToolkits) || !errors.As(err, &me) {
 		t.Fatalf("err %v, want a MixedToolkitsError", err)
 	}
-	if !strings.Contains(err.Error(), site+` lacks "cublas"`) || !strings.Contains(err.Error(), other+` lacks "cudart"`) {
+	if !strings.Contains(err.Error(), site+` lacks "curand"`) || !strings.Contains(err.Error(), other+` lacks "cudart"`) {
 		t.Fatalf("message: %v", err)
 	}
 	if _, err := g.FindTogether(bg, []string{"cudart", "nvjpeg"}); !errors.Is(err, ErrNotFound) {

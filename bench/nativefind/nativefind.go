@@ -1,33 +1,45 @@
-// Package nativefind is pathfinder's wheels search for cudart done natively, without wasm, a sandbox,
-// config or packs: the floor a sandboxed search is measured against. It runs the wheels step's own
-// code over the real file system and checks the ELF header like the host does.
+// Package nativefind is pathfinder's search done natively, without wasm, a sandbox, config or caches:
+// the floor a sandboxed search is measured against. It runs the first-party steps' own code (wheels,
+// conda, envroots) over the real file system, for the builtin pack's dynamic libraries, and checks
+// the ELF header of each candidate as the host does.
 package nativefind
 
 import (
 	"debug/elf"
 	"os"
+	"runtime"
 
+	"github.com/BurntSushi/toml"
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/plugins/conda"
+	"github.com/pathfinder-dev/pathfinder/plugins/envroots"
 	"github.com/pathfinder-dev/pathfinder/plugins/wheels"
 )
 
-var cudart = abi.Library{
-	Name:              "cudart",
-	LinuxSonames:      []string{"libcudart.so.13", "libcudart.so.12"},
-	SitePackagesLinux: []string{"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"},
+// Libraries reads the builtin pack's dynamic libraries.
+func Libraries() ([]abi.Library, error) {
+	var pack struct {
+		Library []abi.Library `toml:"library"`
+	}
+	_, err := toml.Decode(string(builtin.NVIDIAPack()), &pack)
+	return pack.Library, err
 }
 
-// Find runs the wheels search natively and returns the first candidate that is a valid ELF file.
-func Find(sites []string) (string, bool) {
-	req := &abi.Request{ABI: abi.Version, Platform: abi.Platform{OS: "linux", Arch: "amd64"}, Library: cudart}
+// Find runs the wheels, conda and envroots searches for lib over sites and the environment and
+// returns the first candidate that is an ELF file.
+func Find(lib abi.Library, sites []string) (string, bool) {
+	req := &abi.Request{ABI: abi.Version, Kind: abi.KindDynamicLib, Platform: abi.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, Library: lib}
 	for _, s := range sites {
 		req.Roots = append(req.Roots, abi.Root{Path: s, Role: abi.RoleSitePackages})
 	}
-	resp := wheels.Search(abi.Env{FS: os.DirFS("/")}, req)
-	for _, c := range resp.Candidates {
-		if f, err := elf.Open(c.Path); err == nil {
-			f.Close()
-			return c.Path, true
+	env := abi.Env{FS: os.DirFS("/"), Getenv: os.Getenv}
+	for _, search := range []abi.SearchFunc{wheels.Search, conda.Search, envroots.Search} {
+		for _, c := range search(env, req).Candidates {
+			if f, err := elf.Open(c.Path); err == nil {
+				f.Close()
+				return c.Path, true
+			}
 		}
 	}
 	return "", false

@@ -10,6 +10,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/plugins/canary"
 	"github.com/pathfinder-dev/pathfinder/plugins/conda"
 	"github.com/pathfinder-dev/pathfinder/plugins/envroots"
+	"github.com/pathfinder-dev/pathfinder/plugins/programfiles"
 	"github.com/pathfinder-dev/pathfinder/plugins/wheels"
 )
 
@@ -17,6 +18,7 @@ func init() {
 	abi.Register(canary.Plugin)
 	abi.Register(conda.Plugin)
 	abi.Register(envroots.Plugin)
+	abi.Register(programfiles.Plugin)
 	abi.Register(wheels.Plugin)
 }
 

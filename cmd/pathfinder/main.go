@@ -51,6 +51,10 @@ func init() {
 		{"list", "", "list every known library, its category and whether this platform has it", cmdList},
 		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
 		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},
+		{"packs", "", "list the descriptor packs that were read, what each defines, and where packs are looked for", cmdPacks},
+		{"plugins", "", "list every plugin step: source, sha256, ABI version and what the config grants it", cmdPlugins},
+		{"config", "[check FILE]", "print the effective configuration and where each value came from, or check one file", cmdConfig},
+		{"plugin", "new NAME [DIR]", "create a search plugin that builds and passes its own test, to start from", cmdPlugin},
 		{"completion", "bash|zsh|fish", "print a shell completion script", cmdCompletion},
 		{"help", "[COMMAND]", "show help for a command", cmdHelp},
 	}

@@ -4,6 +4,8 @@
 package catalog
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -34,7 +36,11 @@ func (e *Entry) AvailableOn(p abi.Platform) bool { return len(e.FileNames(p)) > 
 type Catalog struct {
 	byName map[key]*Entry
 	names  map[abi.Kind][]string // in pack order
+	hash   string                // of every pack's name and contents, in order
 }
+
+// Hash identifies the packs the catalog was read from: any change to any of them changes it.
+func (c *Catalog) Hash() string { return c.hash }
 
 type key struct {
 	kind abi.Kind
@@ -79,6 +85,7 @@ type Pack struct {
 // New reads packs in order and checks the result as a whole.
 func New(packs ...Pack) (*Catalog, error) {
 	c := &Catalog{byName: map[key]*Entry{}, names: map[abi.Kind][]string{}}
+	c.hash = hashPacks(packs)
 	for _, p := range packs {
 		if err := c.add(p); err != nil {
 			return nil, err
@@ -168,6 +175,15 @@ func (c *Catalog) check() error {
 		}
 	}
 	return nil
+}
+
+func hashPacks(packs []Pack) string {
+	h := sha256.New()
+	for _, p := range packs {
+		fmt.Fprintf(h, "%s\x00%d\x00", p.Name, len(p.Data))
+		h.Write(p.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Lookup returns the descriptor of kind called name.

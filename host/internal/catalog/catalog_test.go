@@ -1,6 +1,9 @@
 package catalog
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -127,4 +130,46 @@ func FuzzNew(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCached(t *testing.T) {
+	dir := t.TempDir()
+	pack := Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()}
+	want, err := New(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // the first writes the cache, the second reads it
+		got, err := Cached(dir, pack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Hash() != want.Hash() {
+			t.Fatalf("run %d: hash %s, want %s", i, got.Hash(), want.Hash())
+		}
+		for _, k := range Kinds {
+			if strings.Join(got.Names(k.Kind), ",") != strings.Join(want.Names(k.Kind), ",") {
+				t.Fatalf("run %d: %s names differ", i, k.Kind)
+			}
+			for _, n := range want.Names(k.Kind) {
+				a, _ := got.Lookup(k.Kind, n)
+				b, _ := want.Lookup(k.Kind, n)
+				if fmt.Sprint(*a) != fmt.Sprint(*b) {
+					t.Fatalf("run %d: %s %s: %+v, want %+v", i, k.Kind, n, a, b)
+				}
+			}
+		}
+	}
+	// A corrupt cache file is ignored, and a bad pack is still an error.
+	files, _ := filepath.Glob(filepath.Join(dir, "catalog-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	os.WriteFile(files[0], []byte("{"), 0o644)
+	if c, err := Cached(dir, pack); err != nil || len(c.Names(abi.KindDynamicLib)) != 50 {
+		t.Fatalf("after corruption: %v", err)
+	}
+	if _, err := Cached(dir, Pack{Name: "bad", Data: []byte("[[library]]\n")}); err == nil {
+		t.Fatal("a bad pack was accepted through the cache")
+	}
 }

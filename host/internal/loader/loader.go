@@ -1,5 +1,5 @@
 // Package loader loads shared libraries into the process through the OS loader (purego's dlopen on
-// Linux, no cgo) and asks the loader where a library it loaded came from. Handles are never closed:
+// Linux, no cgo; LoadLibraryExW on Windows) and asks the loader where a library it loaded came from. Handles are never closed:
 // a library that was loaded stays loaded, as the libraries pathfinder serves expect.
 package loader
 

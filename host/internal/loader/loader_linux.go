@@ -87,3 +87,7 @@ func cString(p *byte) string {
 	}
 	return string(unsafe.Slice(p, n))
 }
+
+// AddDLLDirectory is for Windows, where a DLL's own dependencies are found through it; elsewhere
+// there is nothing to do.
+func AddDLLDirectory(dir string) error { return nil }

@@ -1,4 +1,4 @@
-//go:build !linux || pathfinder_static
+//go:build (!linux && !windows) || pathfinder_static
 
 package loader
 
@@ -10,3 +10,7 @@ func Open(path string, deepbind bool) (Library, error) { return Library{}, ErrUn
 
 // Loaded is unavailable in this build: nothing is ever reported as loaded.
 func Loaded(soname string) (Library, bool) { return Library{}, false }
+
+// AddDLLDirectory is for Windows, where a DLL's own dependencies are found through it; elsewhere
+// there is nothing to do.
+func AddDLLDirectory(dir string) error { return nil }

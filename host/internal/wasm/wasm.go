@@ -11,13 +11,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -131,10 +132,10 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 	return &Module{Name: name, Hash: hash, moduleRuntime: mr}, nil
 }
 
-// Mount is a granted directory: the host path the guest sees and the confined file system behind it.
+// Mount is a granted directory: the host path the guest sees and the confined root behind it.
 type Mount struct {
 	Path string
-	FS   fs.FS
+	Root *os.Root
 }
 
 // Grants is what one instance may see. Instances are reused only for identical grants.
@@ -144,6 +145,8 @@ type Grants struct {
 	// SystemResolve answers the plugin's system_resolve calls; nil denies them. It is per call, not
 	// part of the instance.
 	SystemResolve func(name string) (string, error)
+	// Record receives every file observation the call makes; nil records nothing. Per call.
+	Record *observe.Recorder
 }
 
 func (g Grants) fingerprint() string {
@@ -163,6 +166,7 @@ func (g Grants) fingerprint() string {
 }
 
 type instance struct {
+	mounts         []*observe.RootFS
 	mod            api.Module
 	alloc, search  api.Function
 	stdout, stderr bytes.Buffer
@@ -217,7 +221,9 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 	inst := &instance{}
 	fsc := wazero.NewFSConfig()
 	for _, mt := range g.Mounts {
-		fsc = fsc.WithFSMount(mt.FS, mt.Path)
+		rfs := observe.NewRootFS(mt.Root, mt.Path)
+		inst.mounts = append(inst.mounts, rfs)
+		fsc = fsc.WithFSMount(rfs, mt.Path)
 	}
 	cfg := wazero.NewModuleConfig().
 		WithName("").
@@ -276,7 +282,13 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 			return nil, res, err
 		}
 	}
+	for _, rfs := range inst.mounts {
+		rfs.Record(g.Record)
+	}
 	out, err := m.call(ctx, inst, req)
+	for _, rfs := range inst.mounts {
+		rfs.Record(nil)
+	}
 	res.Log = append(st.log, inst.output()...)
 	if err != nil {
 		inst.mod.Close(context.Background())

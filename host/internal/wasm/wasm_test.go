@@ -38,7 +38,7 @@ func wheelsCall(t testing.TB, m *Module, site string, root *os.Root) (string, Re
 		Library:  abi.Library{Name: "cudart", LinuxSonames: []string{"libcudart.so.13"}, SitePackagesLinux: []string{"nvidia/cu13/lib"}},
 		Roots:    []abi.Root{{Path: site, Role: abi.RoleSitePackages}},
 	})
-	out, res, err := m.Call(ctx, Grants{Mounts: []Mount{{Path: site, FS: root.FS()}}}, req, 10*time.Second)
+	out, res, err := m.Call(ctx, Grants{Mounts: []Mount{{Path: site, Root: root}}}, req, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

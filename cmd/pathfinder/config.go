@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/host"
+)
+
+func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
+	asJSON := fs.Bool("json", false, "print a JSON array of {key, value, origin}")
+	return func(ctx context.Context, c *cli, args []string) int {
+		if len(args) > 0 && args[0] == "check" {
+			if len(args) != 2 {
+				c.errorf("config check takes one file")
+				return exitUsage
+			}
+			if err := host.CheckConfigFile(ctx, args[1], host.Options{}); err != nil {
+				fmt.Fprintln(c.stderr, err)
+				return exitUsage
+			}
+			fmt.Fprintf(c.stdout, "%s: ok\n", args[1])
+			return exitOK
+		}
+		if len(args) > 0 {
+			c.errorf("config takes no arguments, or check FILE")
+			return exitUsage
+		}
+		f, err := c.open()
+		if err != nil {
+			return c.configError(err)
+		}
+		settings := f.Settings()
+		if *asJSON {
+			e := json.NewEncoder(c.stdout)
+			e.SetIndent("", "  ")
+			e.Encode(settings)
+			return exitOK
+		}
+		fmt.Fprintf(c.stdout, "# pathfinder's effective configuration: every key, and after it the file:line:column that set it.\n")
+		fmt.Fprintf(c.stdout, "# Layers read, later ones overriding earlier ones key by key:\n")
+		for _, l := range f.ConfigFiles() {
+			fmt.Fprintf(c.stdout, "#   %s\n", l)
+		}
+		if v := os.Getenv("PATHFINDER_CACHE_DIR"); v != "" {
+			fmt.Fprintf(c.stdout, "# $PATHFINDER_CACHE_DIR=%s overrides cache.dir\n", v)
+		}
+		if os.Getenv("PATHFINDER_NO_CACHE") == "1" {
+			fmt.Fprintf(c.stdout, "# $PATHFINDER_NO_CACHE=1 overrides cache.enabled\n")
+		}
+		fmt.Fprintln(c.stdout)
+		fmt.Fprint(c.stdout, strings.TrimRight(host.FormatSettings(settings), "\n")+"\n")
+		return exitOK
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pathfinder-dev/pathfinder/host"
+)
+
+func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
+	asJSON := fs.Bool("json", false, "print the packs and the places looked as JSON")
+	return func(_ context.Context, c *cli, args []string) int {
+		if len(args) > 0 {
+			c.errorf("packs takes no arguments")
+			return exitUsage
+		}
+		f, err := c.open()
+		if err != nil {
+			return c.configError(err)
+		}
+		packs, dirs := f.Packs(), f.PackDirs()
+		if *asJSON {
+			e := json.NewEncoder(c.stdout)
+			e.SetIndent("", "  ")
+			e.Encode(struct {
+				Packs    []host.PackInfo `json:"packs"`
+				LookedIn []host.PackDir  `json:"looked_in"`
+			}{packs, dirs})
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PACK\tFROM\tLIBRARIES\tHEADERS\tBINARIES\tSTATIC\tBITCODE")
+		for _, p := range packs {
+			fmt.Fprintf(tw, "%s\t%s", p.File, p.Origin)
+			for _, k := range host.Kinds() {
+				fmt.Fprintf(tw, "\t%d", len(p.Libraries[k]))
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+		for _, p := range packs {
+			if p.Origin == host.PackFromBuiltin && len(p.ReplacedBy) == 0 {
+				continue // `pathfinder list` shows what it defines
+			}
+			fmt.Fprintf(c.stdout, "\n%s\n", p.File)
+			for _, k := range host.Kinds() {
+				if names := p.Libraries[k]; len(names) > 0 && p.Origin != host.PackFromBuiltin {
+					fmt.Fprintf(c.stdout, "  %-12s %s\n", k, strings.Join(names, ", "))
+				}
+			}
+			for _, r := range p.Replaces {
+				fmt.Fprintf(c.stdout, "  replaces     %s\n", r)
+			}
+			for _, r := range p.ReplacedBy {
+				fmt.Fprintf(c.stdout, "  replaced     %s\n", r)
+			}
+		}
+		fmt.Fprintln(c.stdout, "\nlooked in:")
+		tw = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		for _, d := range dirs {
+			state := "present"
+			switch {
+			case d.Note != "":
+				state = "skipped: " + d.Note
+			case !d.Present:
+				state = "absent"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Path, d.Origin, state)
+		}
+		tw.Flush()
+		return exitOK
+	}
+}

@@ -1,0 +1,261 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+)
+
+func TestPluginFile_Errors(t *testing.T) {
+	sum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	module := []byte("\x00asm\x01\x00\x00\x00")
+	tests := []struct {
+		name   string
+		config string // $DIR is the config file's directory
+		setup  func(t *testing.T, dir string)
+		want   string // "" for no error; $DIR is replaced
+	}{
+		{"a relative source is relative to the config file's directory",
+			"[plugin.site]\nsource = \"plugins/site.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "plugins/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "plugins/site.wasm"), 0o644)
+			},
+			""},
+		{"a missing file, with where it is set and which orders name it",
+			"[plugin.site]\nsource = \"site.wasm\"\n[library.cudart]\norder = [\"site\", \"wheels\"]\n",
+			nil,
+			`config $DIR/p.toml:2:1: plugin "site": $DIR/site.wasm: no such file or directory (named in library.cudart.order)`},
+		{"a directory",
+			"[plugin.site]\nsource = \"site.wasm\"\n",
+			func(t *testing.T, dir string) { os.Mkdir(filepath.Join(dir, "site.wasm"), 0o755) },
+			`$DIR/site.wasm is not a regular file`},
+		{"writable by others",
+			"[plugin.site]\nsource = \"site.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "site.wasm", module)
+				os.Chmod(filepath.Join(dir, "site.wasm"), 0o666)
+			},
+			`$DIR/site.wasm is writable by others than its owner (mode 0666): refused; run chmod go-w on it, or set allow_writable = true in [plugin.site]`},
+		{"writable by others, allowed",
+			"[plugin.site]\nsource = \"site.wasm\"\nallow_writable = true\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "site.wasm", module)
+				os.Chmod(filepath.Join(dir, "site.wasm"), 0o666)
+			},
+			""},
+		{"in a directory others can write",
+			"[plugin.site]\nsource = \"d/site.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "d/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "d/site.wasm"), 0o644)
+				os.Chmod(filepath.Join(dir, "d"), 0o777)
+			},
+			`its directory $DIR/d is writable by others than its owner (mode 0777)`},
+		{"a sticky directory others can write is fine (as /tmp)",
+			"[plugin.site]\nsource = \"d/site.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "d/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "d/site.wasm"), 0o644)
+				os.Chmod(filepath.Join(dir, "d"), 0o777|os.ModeSticky)
+			},
+			""},
+		{"a pin that matches",
+			"[plugin.site]\nsource = \"site.wasm\"\nsha256 = \"" + strings.ToUpper(sum(module)) + "\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "site.wasm", module)
+				os.Chmod(filepath.Join(dir, "site.wasm"), 0o644)
+			},
+			""},
+		{"a pin that does not match, at the pin's position",
+			"[plugin.site]\nsource = \"site.wasm\"\n\nsha256 = \"" + sum([]byte("other")) + "\"\n[search]\norder = [\"site\"]\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "site.wasm", module)
+				os.Chmod(filepath.Join(dir, "site.wasm"), 0o644)
+			},
+			`config $DIR/p.toml:4:1: plugin "site": $DIR/site.wasm has sha256 ` + sum(module) + `, not the pinned ` + sum([]byte("other")) + `: refused (a changed plugin needs a new pin) (named in search.order)`},
+		{"a pin that is not hex past its eighth digit",
+			"[plugin.site]\nsource = \"site.wasm\"\nsha256 = \"" + strings.Repeat("0", 20) + "zz" + strings.Repeat("0", 42) + "\"\n",
+			func(t *testing.T, dir string) { put(t, dir, "site.wasm", module) },
+			`$DIR/p.toml:3:1: plugin "site": sha256 "` + strings.Repeat("0", 20) + "zz"},
+		{"a pinned builtin that matches",
+			"[plugin.wheels]\nsha256 = \"" + sum(builtin.StepsModule()) + "\"\n",
+			nil, ""},
+		{"a step order naming a plugin that is not there",
+			"[library.cudart]\norder = [\"wheels\", \"optapps\"]\n",
+			nil, `config $DIR/p.toml:2:1: library.cudart.order names unknown step "optapps"`},
+		{"a library order for a library no pack defines",
+			"[library.acmefft]\norder = [\"wheels\"]\n",
+			nil, `config $DIR/p.toml:2:1: [library.acmefft] names an unknown library`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.setup != nil {
+				tt.setup(t, dir)
+			}
+			config := put(t, dir, "p.toml", []byte(tt.config))
+			f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), Getenv: testEnv{"PATHFINDER_CACHE_DIR": t.TempDir()}.get})
+			want := strings.ReplaceAll(tt.want, "$DIR", dir)
+			switch {
+			case want == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case want == "":
+				f.Close()
+			case err == nil:
+				f.Close()
+				t.Fatalf("New succeeded; want an error containing %q", want)
+			case !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "pathfinder: "):
+				t.Fatalf("New: %v\nwant an error containing %q", err, want)
+			}
+		})
+	}
+}
+
+// A pin is checked once per changed file: the next process reads what the last check saw.
+func TestPluginFile_pinMemo(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	module := []byte("\x00asm\x01\x00\x00\x00")
+	s := sha256.Sum256(module)
+	wasm := put(t, dir, "site.wasm", module)
+	os.Chmod(wasm, 0o644)
+	config := put(t, dir, "p.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nsha256 = \""+hex.EncodeToString(s[:])+"\"\n"))
+	open := func() error {
+		f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), Getenv: testEnv{"PATHFINDER_CACHE_DIR": cache}.get})
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}
+	if err := open(); err != nil {
+		t.Fatal(err)
+	}
+	if memos, _ := os.ReadDir(filepath.Join(cache, "pins")); len(memos) != 1 {
+		t.Fatalf("pin memos %v", memos)
+	}
+	if err := open(); err != nil {
+		t.Fatal(err)
+	}
+	// Another module of another size: the memo no longer matches what a stat sees, so it is hashed.
+	if err := os.WriteFile(wasm, append(module, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(); err == nil || !strings.Contains(err.Error(), "not the pinned") {
+		t.Fatalf("a changed file passed its pin: %v", err)
+	}
+}
+
+func Test_describeProblems(t *testing.T) {
+	cat, err := catalog.New(catalog.Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		p    pluginConfig
+		d    abi.Description
+		want string // the problems, joined by " | "
+	}{
+		{"all granted", pluginConfig{name: "site", source: "/x.wasm", env: []string{"SITE_ROOT"}},
+			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"SITE_ROOT"}}, ""},
+		{"env not granted", pluginConfig{name: "site", source: "/x.wasm", env: []string{"A"}},
+			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"A", "SITE_ROOT", "B"}},
+			`asks for env SITE_ROOT, B (its describe export), which [plugin.site] env does not grant: it would read as unset; grant it with env = ["A", "SITE_ROOT", "B"]`},
+		{"install roots grant the catalog's install-root variables", pluginConfig{name: "site", source: "/x.wasm", env: []string{grantInstallRoots}},
+			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"CUDNN_PATH"}}, ""},
+		{"install roots are not every variable", pluginConfig{name: "site", source: "/x.wasm", env: []string{grantInstallRoots}},
+			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"HOME"}}, "asks for env HOME"},
+		{"another ABI", pluginConfig{name: "site", source: "/x.wasm"},
+			abi.Description{ABI: 2, Names: []string{"site"}}, "describes itself as ABI 2: host 1, plugin 2"},
+		{"several searches, none with the step's name", pluginConfig{name: "site", source: "/x.wasm"},
+			abi.Description{ABI: 1, Names: []string{"a", "b"}}, `registers the searches a, b, none named "site"`},
+		{"one search answers to any step name", pluginConfig{name: "site", source: "/x.wasm"},
+			abi.Description{ABI: 1, Names: []string{"other"}}, ""},
+		{"the builtin module describes every builtin step together", pluginConfig{name: "wheels", source: "builtin:wheels"},
+			abi.Description{ABI: 1, Names: []string{"conda", "wheels"}, Env: []string{"CONDA_PREFIX"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Join(describeProblems(&tt.p, &tt.d, cat), " | ")
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Fatalf("problems %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFinder_Plugins_builtin(t *testing.T) {
+	f := newFinder(t, nil, "[plugin.wheels]\nsha256 = \""+builtinHash()+"\"\n")
+	plugins := f.Plugins(bg)
+	names := []string{}
+	for _, p := range plugins {
+		names = append(names, p.Name)
+		if p.SHA256 != builtinHash() || p.ABI != abi.Version || len(p.Problems) > 0 || p.Source != "builtin:"+p.Name {
+			t.Errorf("%+v", p)
+		}
+		if len(p.Searches) != 1 || p.Searches[0] != p.Name {
+			t.Errorf("%s: searches %v", p.Name, p.Searches)
+		}
+	}
+	if !strings.Contains(strings.Join(names, " "), "canary conda envroots") || !plugins[len(plugins)-1].Pinned {
+		t.Fatalf("plugins %v", names)
+	}
+	if w := plugins[len(plugins)-1]; w.Name != "wheels" || strings.Join(w.Read, ",") != "@site-packages" || w.Memory != "64MiB" || w.Timeout != "5s" || strings.Join(w.UsedIn, ",") != "search.order" {
+		t.Fatalf("wheels %+v", w)
+	}
+}
+
+func builtinHash() string {
+	s := sha256.Sum256(builtin.StepsModule())
+	return hex.EncodeToString(s[:])
+}
+
+func TestFinder_Settings(t *testing.T) {
+	dir := t.TempDir()
+	put(t, dir, "site.wasm", []byte("\x00asm"))
+	os.Chmod(filepath.Join(dir, "site.wasm"), 0o644)
+	user := t.TempDir()
+	put(t, user, "pathfinder/pathfinder.toml", []byte("[plugin.conda]\ntimeout = \"2s\"\n"))
+	config := put(t, dir, "site.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nread = [\"/opt/apps/cuda\"]\n\n[plugin.site.options]\nroot = \"/opt/apps/cuda\"\n\n[library.cudart]\norder = [\"site\", \"wheels\"]\n"))
+	f := newFinderOpts(t, Options{ConfigFile: config, SystemConfigDir: t.TempDir(), Getenv: testEnv{"XDG_CONFIG_HOME": user}.get})
+	got := map[string]Setting{}
+	for _, s := range f.Settings() {
+		got[s.Key] = s
+	}
+	userFile := filepath.Join(user, "pathfinder/pathfinder.toml")
+	for key, want := range map[string]string{
+		"plugin.site.source":         `"` + dir + `/site.wasm"  ` + config + ":2:1",
+		"plugin.site.read":           `["/opt/apps/cuda"]  ` + config + ":3:1",
+		"plugin.site.options":        `{ root = "/opt/apps/cuda" }  ` + config + ":5:1",
+		"plugin.site.memory":         `"64MiB"  default`,
+		"plugin.conda.timeout":       `"2s"  ` + userFile + ":2:1",
+		"plugin.conda.memory":        `"64MiB"  builtin:pathfinder.toml:`,
+		"library.cudart.order":       `["site", "wheels"]  ` + config + ":9:1",
+		"search.order":               `["wheels", "conda",`,
+		"plugin.site.allow_writable": `false  default`,
+	} {
+		s, ok := got[key]
+		if line := s.TOML + "  " + s.Origin; !ok || !strings.HasPrefix(line, want) {
+			t.Errorf("%s = %s, want %s", key, line, want)
+		}
+	}
+	out := FormatSettings(f.Settings())
+	if !strings.Contains(out, "[plugin.site]\nsource = \""+dir+"/site.wasm\"") || !strings.Contains(out, "[search]\norder = [") {
+		t.Fatalf("formatted:\n%s", out)
+	}
+	// What pathfinder config prints is a config file: it reads back, strictly, to the same settings.
+	back := put(t, t.TempDir(), "effective.toml", []byte(out))
+	g := newFinderOpts(t, Options{ConfigFile: back, SystemConfigDir: t.TempDir(), Getenv: testEnv{}.get})
+	for _, s := range g.Settings() {
+		if want, ok := got[s.Key]; !ok || want.TOML != s.TOML {
+			t.Errorf("read back %s = %s, printed %s", s.Key, s.TOML, want.TOML)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+)
+
+// The result cache keeps find answers, found and not found alike, on disk with everything the search
+// observed: each path it stat'ed or listed (through the sandbox's mediation of plugin file access, and
+// the host's own looks), each variable it read, and the running executable. The key is what the
+// search is (kind, name, platform) and what it runs on (config, packs, builtin module). An entry is
+// used only when re-checking every observation shows nothing changed; then no module is compiled or
+// instantiated at all. Loading is never answered from it: what a process has loaded is its own.
+const resultCacheVersion = 1
+
+type cachedResult struct {
+	Version int                   `json:"version"`
+	Key     string                `json:"key"`
+	Library *Library              `json:"library,omitempty"`
+	Err     *cachedError          `json:"error,omitempty"`
+	Live    []string              `json:"live,omitempty"` // names the already-loaded step re-checks: process state is not cacheable
+	Seen    []observe.Observation `json:"seen"`
+}
+
+type cachedError struct {
+	Looked   []string  `json:"looked"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+// resultKey names the entry for a search; "" when the result cache is off.
+func (f *Finder) resultKey(kind Kind, name string) string {
+	if f.resultDir == "" {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "pathfinder result %d\x00%s\x00%s\x00%s\x00%x\x00%s\x00%s\x00",
+		resultCacheVersion, kind, name, f.platform, f.cfg.hash.Sum(nil), f.catalog.Hash(), builtin.StepsModuleHash())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (f *Finder) resultPath(key string) string {
+	return filepath.Join(f.resultDir, key[:2], key+".json")
+}
+
+// cachedFind answers from the result cache when an entry for the search exists and everything it
+// observed is unchanged. Anything else — no entry, a corrupt or foreign one, a change — is a miss.
+func (f *Finder) cachedFind(kind Kind, name string) (*Explanation, bool) {
+	key := f.resultKey(kind, name)
+	if key == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(f.resultPath(key))
+	if err != nil {
+		return nil, false
+	}
+	var c cachedResult
+	if json.Unmarshal(data, &c) != nil || c.Version != resultCacheVersion || c.Key != key || (c.Library == nil) == (c.Err == nil) {
+		return nil, false
+	}
+	if observe.Check(c.Seen, f.opts.getenv) != "" {
+		return nil, false
+	}
+	for _, n := range c.Live {
+		if _, loaded := loader.Loaded(n); loaded {
+			return nil, false
+		}
+	}
+	ex := &Explanation{Name: name, Kind: kind, Steps: []StepTrace{{
+		Step: "result-cache", Outcome: "found",
+		Detail: fmt.Sprintf("nothing it depended on changed (%d observations)", len(c.Seen)),
+	}}}
+	if c.Library != nil {
+		lib := *c.Library
+		ex.Result = &LoadedLibrary{Library: lib}
+	} else {
+		ex.Err = &SearchError{Name: name, Kind: kind, Err: ErrNotFound, Platform: f.platform, Looked: c.Err.Looked, Attempts: c.Err.Attempts}
+	}
+	return ex, true
+}
+
+// storeFind records a fresh find's answer, unless it depended on something that may not hold next
+// time: a step that failed (a timeout may pass) or a library this process had already loaded.
+func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.Observation) {
+	key := f.resultKey(ex.Kind, ex.Name)
+	if key == "" || ctx.Err() != nil {
+		return
+	}
+	c := cachedResult{Version: resultCacheVersion, Key: key, Seen: seen}
+	var se *SearchError
+	switch {
+	case ex.Result != nil && ex.Result.Step != StepAlreadyLoaded:
+		c.Library = &ex.Result.Library
+	case errors.As(ex.Err, &se) && errors.Is(se, ErrNotFound) && se.Dependency == "":
+		c.Err = &cachedError{Looked: se.Looked, Attempts: se.Attempts}
+	default:
+		return
+	}
+	for _, st := range ex.Steps {
+		switch {
+		case st.Outcome == "failed":
+			return
+		case st.Step == StepAlreadyLoaded && st.Outcome == "nothing":
+			c.Live = f.FileNames(ex.Kind, ex.Name)
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		fi, err := os.Stat(exe)
+		c.Seen = append(slices.Clone(c.Seen), observe.Observation{Path: exe, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
+	}
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return
+	}
+	writeAtomic(f.resultPath(key), data)
+}
+
+// writeAtomic writes data to path through a temporary file and a rename, so a reader never sees half
+// a file and two writers never mix theirs. Failures only cost the next process a search.
+func writeAtomic(path string, data []byte) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
