@@ -171,7 +171,12 @@ func (f *Finder) openRoot(dir string, rec *observe.Recorder) (*os.Root, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r, ok := f.roots[dir]; ok {
-		return r, nil
+		// Still the same directory? One deleted and made again (a rebuilt venv) is opened anew.
+		if cur, err2 := r.Stat("."); err == nil && err2 == nil && os.SameFile(fi, cur) {
+			return r, nil
+		}
+		r.Close()
+		delete(f.roots, dir)
 	}
 	if err != nil {
 		return nil, errors.Unwrap(err)

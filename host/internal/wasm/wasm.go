@@ -32,6 +32,13 @@ var ErrABIMismatch = errors.New("pathfinder: plugin abi version mismatch")
 // without limit.
 const maxResponse = 16 << 20
 
+// maxLogBytes bounds what one call may log into the trace.
+const maxLogBytes = 64 << 10
+
+// instantiateTimeout bounds a new instance's start (the guest runtime's initialisation), apart from
+// the search's own deadline: under load a start can take longer than a tight search timeout.
+const instantiateTimeout = 10 * time.Second
+
 // maxIdle is how many idle instances a grant set keeps for concurrent callers.
 const maxIdle = 4
 
@@ -39,12 +46,12 @@ const maxIdle = 4
 type Engine struct {
 	cache   wazero.CompilationCache // nil: no on-disk cache
 	mu      sync.Mutex
-	modules map[string]*moduleRuntime // by module hash and memory cap
+	modules map[string]*compiling // by module hash and memory cap
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
 func NewEngine(cacheDir string) (*Engine, error) {
-	e := &Engine{modules: map[string]*moduleRuntime{}}
+	e := &Engine{modules: map[string]*compiling{}}
 	if cacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(cacheDir)
 		if err != nil {
@@ -59,10 +66,12 @@ func NewEngine(cacheDir string) (*Engine, error) {
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, m := range e.modules {
-		m.rt.Close(context.Background())
+	for _, c := range e.modules {
+		if c.mr != nil {
+			c.mr.rt.Close(context.Background())
+		}
 	}
-	e.modules = map[string]*moduleRuntime{}
+	e.modules = map[string]*compiling{}
 	return nil
 }
 
@@ -89,11 +98,34 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 	hash := hex.EncodeToString(sum[:])
 	pages := uint32(min(memoryBytes/65536, 65536))
 	key := fmt.Sprintf("%s/%d", hash, pages)
+	// One compile per key; a slow module never holds up another plugin's first load.
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if mr, ok := e.modules[key]; ok {
-		return &Module{Name: name, Hash: hash, moduleRuntime: mr}, nil
+	c, ok := e.modules[key]
+	if !ok {
+		c = &compiling{}
+		e.modules[key] = c
 	}
+	e.mu.Unlock()
+	c.once.Do(func() { c.mr, c.err = e.compile(ctx, wasm, pages) })
+	if c.err != nil {
+		e.mu.Lock()
+		if e.modules[key] == c {
+			delete(e.modules, key) // a later Load may try again
+		}
+		e.mu.Unlock()
+		return nil, fmt.Errorf("pathfinder: plugin %q: %w", name, c.err)
+	}
+	return &Module{Name: name, Hash: hash, moduleRuntime: c.mr}, nil
+}
+
+// compiling is a module being compiled, or compiled, once.
+type compiling struct {
+	once sync.Once
+	mr   *moduleRuntime
+	err  error
+}
+
+func (e *Engine) compile(ctx context.Context, wasm []byte, pages uint32) (*moduleRuntime, error) {
 	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(true)
 	if e.cache != nil {
 		cfg = cfg.WithCompilationCache(e.cache)
@@ -114,22 +146,20 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 	compiled, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		rt.Close(ctx)
-		return nil, fmt.Errorf("pathfinder: plugin %q: not a valid wasm module: %w", name, err)
+		return nil, fmt.Errorf("not a valid wasm module: %w", err)
 	}
 	for _, ex := range []string{abi.ExportVersion, abi.ExportAlloc, abi.ExportSearch} {
 		if _, ok := compiled.ExportedFunctions()[ex]; !ok {
 			rt.Close(ctx)
-			return nil, fmt.Errorf("pathfinder: plugin %q: missing export %q (is it built with -buildmode=c-shared for ABI %d?)", name, ex, abi.Version)
+			return nil, fmt.Errorf("missing export %q (is it built with -buildmode=c-shared for ABI %d?)", ex, abi.Version)
 		}
 	}
 	// The host reads and writes the guest's memory: a module without one would crash the host.
 	if _, ok := compiled.ExportedMemories()["memory"]; !ok {
 		rt.Close(ctx)
-		return nil, fmt.Errorf("pathfinder: plugin %q: missing export %q (a WASI module exports its memory)", name, "memory")
+		return nil, fmt.Errorf("missing export %q (a WASI module exports its memory)", "memory")
 	}
-	mr := &moduleRuntime{rt: rt, compiled: compiled, idle: map[string][]*instance{}}
-	e.modules[key] = mr
-	return &Module{Name: name, Hash: hash, moduleRuntime: mr}, nil
+	return &moduleRuntime{rt: rt, compiled: compiled, idle: map[string][]*instance{}}, nil
 }
 
 // Mount is a granted directory: the host path the guest sees and the confined root behind it.
@@ -152,7 +182,9 @@ type Grants struct {
 func (g Grants) fingerprint() string {
 	var b strings.Builder
 	for _, m := range g.Mounts {
-		b.WriteString("m\x00" + m.Path + "\x00")
+		// The root's identity too: a directory deleted and made again is a new root, and an
+		// instance still holding the old one must not serve it.
+		fmt.Fprintf(&b, "m\x00%s\x00%p\x00", m.Path, m.Root)
 	}
 	keys := make([]string, 0, len(g.Env))
 	for k := range g.Env {
@@ -175,8 +207,9 @@ type instance struct {
 // callState travels in the call's context so host functions know whose log they write and what
 // the call may ask of the host.
 type callState struct {
-	log     []string
-	resolve func(name string) (string, error) // nil: system_resolve not granted
+	log      []string
+	logBytes int
+	resolve  func(name string) (string, error) // nil: system_resolve not granted
 }
 
 type stateKey struct{}
@@ -208,12 +241,13 @@ func hostSystemResolve(ctx context.Context, m api.Module, namePtr, nameLen, out,
 
 func hostLog(ctx context.Context, m api.Module, ptr, size uint32) {
 	st, _ := ctx.Value(stateKey{}).(*callState)
-	if st == nil || len(st.log) >= 1000 {
+	if st == nil || len(st.log) >= 1000 || st.logBytes >= maxLogBytes {
 		return
 	}
 	b, ok := m.Memory().Read(ptr, min(size, 4096))
 	if ok {
 		st.log = append(st.log, string(b))
+		st.logBytes += len(b)
 	}
 }
 
@@ -241,16 +275,19 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 	inst.mod = mod
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	inst.search = mod.ExportedFunction(abi.ExportSearch)
-	res, err := mod.ExportedFunction(abi.ExportVersion).Call(ctx)
+	return inst, nil
+}
+
+// checkVersion asks a new instance its ABI version, within the call's deadline.
+func (m *Module) checkVersion(ctx context.Context, inst *instance) error {
+	res, err := inst.mod.ExportedFunction(abi.ExportVersion).Call(ctx)
 	if err != nil {
-		mod.Close(ctx)
-		return nil, m.explain(err, "asking the abi version", inst)
+		return m.explain(err, "asking the abi version", inst)
 	}
 	if v := int32(res[0]); v != abi.Version {
-		mod.Close(ctx)
-		return nil, fmt.Errorf("%w: plugin %q: host %d, plugin %d", ErrABIMismatch, m.Name, abi.Version, v)
+		return fmt.Errorf("%w: plugin %q: host %d, plugin %d", ErrABIMismatch, m.Name, abi.Version, v)
 	}
-	return inst, nil
+	return nil
 }
 
 // Result is one call's outcome besides the response bytes.
@@ -274,11 +311,21 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 	m.mu.Unlock()
 
 	st := &callState{resolve: g.SystemResolve}
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, stateKey{}, st), timeout)
-	defer cancel()
+	ctx = context.WithValue(ctx, stateKey{}, st)
 	if inst == nil {
+		ictx, cancel := context.WithTimeout(ctx, max(timeout, instantiateTimeout))
 		var err error
-		if inst, err = m.instantiate(ctx, g); err != nil {
+		inst, err = m.instantiate(ictx, g)
+		cancel()
+		if err != nil {
+			return nil, res, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if !res.Reused {
+		if err := m.checkVersion(ctx, inst); err != nil {
+			inst.mod.Close(context.Background())
 			return nil, res, err
 		}
 	}
@@ -326,6 +373,9 @@ func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, 
 	b, ok := inst.mod.Memory().Read(rptr, rlen)
 	if !ok {
 		return nil, fmt.Errorf("pathfinder: plugin %q: response at %#x+%d is outside its memory", m.Name, rptr, rlen)
+	}
+	if !json.Valid(b) { // and the instance that said it is not trusted again
+		return nil, fmt.Errorf("pathfinder: plugin %q: unreadable response: not JSON", m.Name)
 	}
 	return bytes.Clone(b), nil
 }
@@ -416,6 +466,9 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 		return nil, err
 	}
 	defer inst.mod.Close(context.Background())
+	if err := m.checkVersion(ctx, inst); err != nil {
+		return nil, err
+	}
 	r, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
 	if err != nil {
 		return nil, m.explain(err, "describing itself", inst)

@@ -1,0 +1,142 @@
+//go:build wasip1
+
+// Command plugin is a hostile pathfinder plugin for the host's tests (host/hostile_test.go): every
+// search it registers misbehaves in one way, and the config's plugin name picks which. Built with:
+//
+//	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ldflags="-s -w" \
+//		-o hostile.wasm ./testdata/hostile/plugin
+//
+// Options carry paths as Go string literals separated by spaces, so a test can hand it a NUL byte or
+// invalid UTF-8 through TOML: paths = '"/a/b" "/c\x00d"'.
+package main
+
+import (
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+)
+
+func init() {
+	for _, p := range []abi.Plugin{
+		{Name: "hostile-panic", Search: panics},
+		{Name: "hostile-exit", Search: exits},
+		{Name: "hostile-loop", Search: loops},
+		{Name: "hostile-oom", Search: hoards},
+		{Name: "hostile-candidates", Search: proposes},
+		{Name: "hostile-good", Search: proposes}, // the same, under a name a second step can use
+		{Name: "hostile-read", Search: reads},
+		{Name: "hostile-env", Search: peeks},
+		{Name: "hostile-log", Search: floods},
+	} {
+		abi.Register(p)
+	}
+}
+
+func main() {}
+
+func panics(abi.Env, *abi.Request) *abi.Response { panic("hostile: deliberate panic in search") }
+
+func exits(abi.Env, *abi.Request) *abi.Response {
+	os.Exit(3)
+	return nil
+}
+
+var sink int
+
+func loops(abi.Env, *abi.Request) *abi.Response {
+	for i := 0; ; i++ {
+		sink = i
+	}
+}
+
+var hoard [][]byte
+
+// hoards allocates and touches 1 MiB at a time until the runtime cannot grow memory any more.
+func hoards(abi.Env, *abi.Request) *abi.Response {
+	for {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		hoard = append(hoard, b)
+	}
+}
+
+// proposes returns option "paths" as candidates, as they are.
+func proposes(_ abi.Env, req *abi.Request) *abi.Response {
+	resp := &abi.Response{}
+	for _, p := range paths(req.Options["paths"]) {
+		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p, FoundVia: "hostile"})
+	}
+	return resp
+}
+
+// reads tries to read each of option "paths" and to write each of option "write". What it could
+// read becomes a candidate path, so a leak shows in the host's trace; every attempt is recorded.
+func reads(_ abi.Env, req *abi.Request) *abi.Response {
+	resp := &abi.Response{}
+	for _, p := range paths(req.Options["paths"]) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			resp.Tried = append(resp.Tried, abi.Attempt{Path: p, Reason: "read refused: " + err.Error()})
+			continue
+		}
+		resp.Tried = append(resp.Tried, abi.Attempt{Path: p, Reason: "read ok"})
+		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: strings.TrimSpace(string(b)), FoundVia: "read " + p})
+	}
+	for _, p := range paths(req.Options["write"]) {
+		if err := os.WriteFile(p, []byte("pwned\n"), 0o644); err != nil {
+			resp.Tried = append(resp.Tried, abi.Attempt{Path: p, Reason: "write refused: " + err.Error()})
+		} else {
+			resp.Tried = append(resp.Tried, abi.Attempt{Path: p, Reason: "write ok"})
+		}
+	}
+	return resp
+}
+
+// peeks reports each variable of option "vars" (space separated) and the whole environment it sees.
+func peeks(_ abi.Env, req *abi.Request) *abi.Response {
+	resp := &abi.Response{}
+	for _, name := range strings.Fields(req.Options["vars"]) {
+		if v, ok := os.LookupEnv(name); ok {
+			resp.Tried = append(resp.Tried, abi.Attempt{Path: name, Reason: "set: " + v})
+			resp.Candidates = append(resp.Candidates, abi.Candidate{Path: v, FoundVia: "env " + name})
+		} else {
+			resp.Tried = append(resp.Tried, abi.Attempt{Path: name, Reason: "unset"})
+		}
+	}
+	env := os.Environ()
+	sort.Strings(env)
+	resp.Tried = append(resp.Tried, abi.Attempt{Path: "environ", Reason: strings.Join(env, " ")})
+	return resp
+}
+
+// floods writes far more to the host's log, stdout and stderr than the host keeps.
+func floods(env abi.Env, _ *abi.Request) *abi.Response {
+	line := strings.Repeat("x", 5000)
+	for i := 0; i < 1500; i++ {
+		env.Logf("%d %s", i, line)
+	}
+	for i := 0; i < 20; i++ {
+		os.Stdout.WriteString(line + "\n")
+		os.Stderr.WriteString(line + "\n")
+	}
+	return &abi.Response{}
+}
+
+func paths(s string) []string {
+	var out []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return append(out, "bad option: "+err.Error())
+		}
+		p, _ := strconv.Unquote(q)
+		out = append(out, p)
+		s = s[len(q):]
+	}
+	return out
+}
