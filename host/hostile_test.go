@@ -260,7 +260,7 @@ func TestHostile_steps(t *testing.T) {
 			}
 			source := goPlugin
 			if tc.plugin != "" {
-				source = hostileTestdata(t, tc.plugin)
+				source = hostileCopy(t, tc.plugin)
 			}
 			var opts map[string]string
 			if tc.options != nil {
@@ -548,6 +548,21 @@ func hostileQuote(paths ...string) string {
 func hostileTestdata(t *testing.T, name string) string {
 	p, err := filepath.Abs(filepath.Join("..", "testdata", "hostile", name))
 	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hostileCopy copies a module of testdata/hostile into a private directory with mode 0644: the host
+// refuses plugin files that others may write, and a checkout's modes follow its umask.
+func hostileCopy(t *testing.T, name string) string {
+	b, err := os.ReadFile(hostileTestdata(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

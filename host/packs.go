@@ -30,12 +30,12 @@ const (
 // PackInfo is a descriptor pack that was read.
 type PackInfo struct {
 	File   string `json:"file"`   // the pack's absolute path, or builtin:nvidia.toml
-	Origin string `json:"origin"` // one of the PackFrom constants; for config, the file:line:col that named it
+	Origin string `json:"origin"` // a PackFrom constant; for config, "config FILE:LINE:COL" of the [packs] dirs that named it
 	// Libraries are the names the pack defines, by kind, in pack order.
 	Libraries map[Kind][]string `json:"libraries"`
-	// Replaces lists what it redefines with replaces = true: "library \"cudart\" of builtin:nvidia.toml:13".
+	// Replaces lists what it redefines with replaces = true: `library "cudart" of builtin:nvidia.toml`.
 	Replaces []string `json:"replaces,omitempty"`
-	// ReplacedBy lists what a later pack redefined: "library \"cudart\" by /etc/pathfinder/packs.d/a.toml:2".
+	// ReplacedBy lists what a later pack redefined: `library "cudart" by /etc/pathfinder/packs.d/a.toml`.
 	ReplacedBy []string `json:"replaced_by,omitempty"`
 }
 

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 )
 
 // pack is a one-library descriptor pack; extra is appended to its table.
@@ -194,4 +197,26 @@ func newFinderOpts(t *testing.T, opts Options) *Finder {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// Every pack in docs/packs.md reads, over the builtin pack, as the docs say it does.
+func TestPacks_docs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/packs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := 0
+	for _, part := range strings.Split(string(doc), "```toml\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		if !strings.Contains(block, "[[") {
+			continue // pyproject.toml
+		}
+		blocks++
+		if _, err := catalog.New(catalog.Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()}, catalog.Pack{Name: "docs", Data: []byte(block)}); err != nil {
+			t.Errorf("%v in\n%s", err, block)
+		}
+	}
+	if blocks != 3 {
+		t.Fatalf("%d packs in docs/packs.md, want 3", blocks)
+	}
 }

@@ -24,7 +24,8 @@ type PluginInfo struct {
 	Source string `json:"source"` // "builtin:wheels", or the .wasm file's absolute path
 	SHA256 string `json:"sha256"` // of the module's bytes as they are now; "" when unreadable
 	Pinned bool   `json:"pinned"` // the config pins the hash (and SHA256 matched it, or Problems says not)
-	// What the module says about itself through its describe export; ABI 0 when it has none.
+	// What the module says about itself through its describe export; ABI 0 when it has none (the
+	// version is then checked when it first searches) or could not be loaded (see Problems).
 	ABI      int      `json:"abi"`
 	Version  string   `json:"version,omitempty"`
 	Searches []string `json:"searches,omitempty"` // the searches the module registers
@@ -73,9 +74,13 @@ func (f *Finder) pluginInfo(ctx context.Context, p *pluginConfig) PluginInfo {
 		DefinedIn:     f.cfg.originOf("plugin." + p.name + ".source"),
 		UsedIn:        nonNil(f.cfg.usedIn(p.name)),
 	}
+	problem := func(err error) { // the listing names the plugin already
+		msg := strings.TrimPrefix(err.Error(), "pathfinder: ")
+		info.Problems = append(info.Problems, strings.TrimPrefix(msg, fmt.Sprintf("plugin %q: ", p.name)))
+	}
 	code, err := pluginCode(p)
 	if err != nil {
-		info.Problems = append(info.Problems, err.Error())
+		problem(err)
 		return info
 	}
 	sum := sha256.Sum256(code)
@@ -86,15 +91,14 @@ func (f *Finder) pluginInfo(ctx context.Context, p *pluginConfig) PluginInfo {
 	}
 	mod, _, err := f.module(ctx, p, nil)
 	if err != nil {
-		info.Problems = append(info.Problems, err.Error())
+		problem(err)
 		return info
 	}
 	d, err := mod.Describe(ctx, p.timeout)
 	switch {
 	case err != nil:
-		info.Problems = append(info.Problems, err.Error())
-	case d == nil:
-		info.Problems = append(info.Problems, "no describe export: its ABI version is checked at its first search")
+		problem(err)
+	case d == nil: // optional: ABI stays 0, and the version is checked when the plugin first searches
 	default:
 		info.ABI, info.Version, info.Searches, info.Wants = d.ABI, d.Version, d.Names, d.Env
 		if entry, ok := strings.CutPrefix(p.source, "builtin:"); ok {

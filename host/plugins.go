@@ -57,6 +57,15 @@ func (f *Finder) module(ctx context.Context, p *pluginConfig, rec *observe.Recor
 	if m, err = eng.Load(ctx, p.name, code, p.memory); err != nil {
 		return nil, "", err
 	}
+	if !isBuiltin { // a site plugin that wants more than it is granted is refused, not half-run
+		if d, err := m.Describe(ctx, p.timeout); err != nil {
+			return nil, "", err
+		} else if d != nil {
+			if probs := describeProblems(p, d, f.catalog); len(probs) > 0 {
+				return nil, "", fmt.Errorf("pathfinder: plugin %q: %s", p.name, strings.Join(probs, "; "))
+			}
+		}
+	}
 	f.mu.Lock()
 	f.modules[p.name] = m
 	f.mu.Unlock()

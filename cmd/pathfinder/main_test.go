@@ -19,6 +19,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 func isolate(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
+	// The go command's caches stay where they are: a build in a test must not start from nothing.
+	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
+		if v, err := exec.Command("go", "env", k).Output(); err == nil && os.Getenv(k) == "" {
+			t.Setenv(k, strings.TrimSpace(string(v)))
+		}
+	}
 	for k, v := range map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"),
 		"PATHFINDER_CACHE_DIR":     filepath.Join(os.TempDir(), "pathfinder-test-cache"),

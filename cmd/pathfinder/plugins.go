@@ -62,6 +62,9 @@ func writePlugins(w io.Writer, plugins []host.PluginInfo) {
 		if p.SHA256 != "" {
 			row("sha256", p.SHA256+" ("+pin+")")
 		}
+		if p.ABI == 0 && len(p.Problems) == 0 {
+			row("abi", "not described (no describe export): checked when it first searches")
+		}
 		if p.ABI != 0 {
 			about := fmt.Sprintf("%d", p.ABI)
 			if p.Version != "" {
