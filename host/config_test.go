@@ -115,7 +115,7 @@ func TestFind_cacheOff(t *testing.T) {
 	site := t.TempDir()
 	put(t, site, "nvidia/cu13/lib/libcupti.so.13", elfLib(t, "libcupti.so.13"))
 	dir := t.TempDir()
-	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_NO_CACHE": "1", "PATHFINDER_CACHE_DIR": dir}, "")
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_NO_CACHE": "1", "PATHFINDER_CACHE_DIR": dir, "PATHFINDER_TEST_OWN_ENGINE": "1"}, "")
 	if _, err := f.Find(bg, "cupti"); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,8 +92,24 @@ func newFinder(t testing.TB, env testEnv, config string) *Finder {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Compiling a module under -race takes many seconds; tests share one engine, so each module is
+	// compiled once per test binary, unless a test is about the compilation cache itself.
+	if env["PATHFINDER_TEST_OWN_ENGINE"] == "" {
+		f.engineOnce.Do(func() { f.engine, f.engineErr = testEngine() })
+	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+var (
+	testEngineOnce sync.Once
+	testEngineVal  *wasm.Engine
+	testEngineErr  error
+)
+
+func testEngine() (*wasm.Engine, error) {
+	testEngineOnce.Do(func() { testEngineVal, testEngineErr = wasm.NewEngine(filepath.Join(sharedCacheDir, "engine")) })
+	return testEngineVal, testEngineErr
 }
 
 // sharedCacheDir is one compilation cache for the whole test binary, so only the first test compiles.

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
@@ -91,6 +92,7 @@ type Finder struct {
 	engineOnce sync.Once
 	engine     *wasm.Engine
 	engineErr  error
+	ownEngine  bool   // the Finder made the engine, so Close closes it
 	cacheDir   string // the compilation cache, "" when off
 	resultDir  string // the result cache, "" when off
 
@@ -173,7 +175,8 @@ func (f *Finder) Close() error {
 		r.Close()
 	}
 	f.roots = map[string]*os.Root{}
-	if f.engine != nil {
+	f.modules = map[string]*wasm.Module{}
+	if f.engine != nil && f.ownEngine {
 		return f.engine.Close()
 	}
 	return nil
@@ -195,7 +198,8 @@ func cacheBase(cfg *config, getenv func(string) string) string {
 		}
 		dir = filepath.Join(dir, "pathfinder")
 	}
-	if !filepath.IsAbs(dir) {
+	// A cache others may write is a way to choose what find answers: not used.
+	if !filepath.IsAbs(dir) || !cachefile.Usable(dir) {
 		return ""
 	}
 	return dir

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
@@ -185,7 +186,7 @@ func (c *config) checkPins(base string) error {
 			memo = filepath.Join(base, "pins", hex.EncodeToString(sum[:16]))
 			fi, err := os.Stat(p.source)
 			seen = p.sha256 + " " + observe.StatSeen(fi, err) + "\n"
-			if b, err := os.ReadFile(memo); err == nil && string(b) == seen {
+			if b, ok := cachefile.Read(memo); ok && string(b) == seen {
 				continue
 			}
 		}
@@ -198,25 +199,10 @@ func (c *config) checkPins(base string) error {
 				c.where("plugin."+name+".sha256"), name, p.source, hex.EncodeToString(sum[:]), p.sha256, c.usedInNote(name))
 		}
 		if memo != "" {
-			writeFileAtomic(memo, []byte(seen))
+			cachefile.Write(memo, []byte(seen))
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes data through a temporary file and a rename; failing costs only a re-check.
-func writeFileAtomic(path string, data []byte) {
-	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	if tmp.Close() != nil || werr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
 }
 
 func (c *config) pluginNames() []string {

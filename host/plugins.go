@@ -74,6 +74,7 @@ func (f *Finder) module(ctx context.Context, p *pluginConfig, rec *observe.Recor
 
 func (f *Finder) wasmEngine() (*wasm.Engine, error) {
 	f.engineOnce.Do(func() {
+		f.ownEngine = true
 		f.engine, f.engineErr = wasm.NewEngine(f.cacheDir)
 		if f.engineErr != nil { // an unusable cache dir costs speed, never the search
 			f.cacheDir = ""

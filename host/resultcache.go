@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
@@ -60,12 +61,12 @@ func (f *Finder) cachedFind(kind Kind, name string) (*Explanation, bool) {
 	if key == "" {
 		return nil, false
 	}
-	data, err := os.ReadFile(f.resultPath(key))
-	if err != nil {
+	data, ok := cachefile.Read(f.resultPath(key))
+	if !ok {
 		return nil, false
 	}
 	var c cachedResult
-	if json.Unmarshal(data, &c) != nil || c.Version != resultCacheVersion || c.Key != key || (c.Library == nil) == (c.Err == nil) {
+	if json.Unmarshal(data, &c) != nil || c.Version != resultCacheVersion || c.Key != key || (c.Library == nil) == (c.Err == nil) || len(c.Seen) == 0 {
 		return nil, false
 	}
 	if observe.Check(c.Seen, f.opts.getenv) != "" {
@@ -122,22 +123,5 @@ func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 	if err != nil {
 		return
 	}
-	writeAtomic(f.resultPath(key), data)
-}
-
-// writeAtomic writes data to path through a temporary file and a rename, so a reader never sees half
-// a file and two writers never mix theirs. Failures only cost the next process a search.
-func writeAtomic(path string, data []byte) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
+	cachefile.Write(f.resultPath(key), data)
 }

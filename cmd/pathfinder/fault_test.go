@@ -26,14 +26,13 @@ func TestFault_twoProcesses(t *testing.T) {
 	if err != nil {
 		t.Skip("go not on PATH")
 	}
-	// Built before isolate, which moves HOME and with it the go command's caches.
+	isolate(t)
 	bin := filepath.Join(t.TempDir(), "pathfinder")
 	cmd := exec.Command(goBin, "build", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	isolate(t)
 	site, cache := t.TempDir(), t.TempDir()
 	want := map[string]string{}
 	for name, soname := range map[string]string{"cudart": "libcudart.so.13", "nvrtc": "libnvrtc.so.13", "cufft": "libcufft.so.12"} {
@@ -97,8 +96,8 @@ func TestFault_twoProcesses(t *testing.T) {
 	}
 }
 
-// cacheEntries maps each compiled module and result in the cache to its inode, and checks that it is
-// well formed.
+// cacheEntries maps each file in the cache to its inode, and checks that nothing was left half
+// written and that each compiled module is one (wazero's files start with "WAZEVO").
 func cacheEntries(t *testing.T, cache string) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
@@ -115,17 +114,13 @@ func cacheEntries(t *testing.T, cache string) map[string]uint64 {
 		switch {
 		case strings.Contains(d.Name(), "tmp"):
 			t.Errorf("left behind: %s", rel)
-		case strings.HasPrefix(rel, "wazero-"):
-			modules++
+		case strings.HasPrefix(rel, "wazero-") && len(d.Name()) == 64 && strings.Trim(d.Name(), "0123456789abcdef") == "":
+			modules++ // wazero names each compiled module by a sha256
 			if !bytes.HasPrefix(b, []byte("WAZEVO")) {
 				t.Errorf("compiled module %s is not well formed", rel)
 			}
 		case strings.HasPrefix(rel, "results"):
-			results++
-			var entry struct{ Version int }
-			if json.Unmarshal(b, &entry) != nil || entry.Version == 0 {
-				t.Errorf("result %s is not well formed: %.100s", rel, b)
-			}
+			results++ // its format is the host's: that the third run uses it, unchanged, is the check
 		}
 		var st syscall.Stat_t
 		if err := syscall.Stat(p, &st); err != nil {

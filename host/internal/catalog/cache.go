@@ -2,10 +2,11 @@ package catalog
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 )
 
 // Decoding TOML is most of a warm process's start-up (milliseconds for the builtin pack); a checked
@@ -24,9 +25,9 @@ func Cached(dir string, packs ...Pack) (*Catalog, error) {
 	}
 	hash := hashPacks(packs)
 	path := filepath.Join(dir, "catalog-"+hash[:32]+".json")
-	if data, err := os.ReadFile(path); err == nil {
+	if data, ok := cachefile.Read(path); ok {
 		var cc cachedCatalog
-		if json.Unmarshal(data, &cc) == nil && cc.Hash == hash {
+		if json.Unmarshal(data, &cc) == nil && cc.Hash == hash && !slices.Contains(cc.Entries, nil) {
 			return fromEntries(hash, cc.Entries), nil
 		}
 	}
@@ -40,13 +41,8 @@ func Cached(dir string, packs ...Pack) (*Catalog, error) {
 			cc.Entries = append(cc.Entries, c.byName[key{k.Kind, n}])
 		}
 	}
-	if data, err := json.Marshal(&cc); err == nil && os.MkdirAll(dir, 0o755) == nil {
-		if tmp, err := os.CreateTemp(dir, ".tmp-*"); err == nil {
-			_, werr := tmp.Write(data)
-			if tmp.Close() != nil || werr != nil || os.Rename(tmp.Name(), path) != nil {
-				os.Remove(tmp.Name())
-			}
-		}
+	if data, err := json.Marshal(&cc); err == nil {
+		cachefile.Write(path, data)
 	}
 	return c, nil
 }
@@ -54,9 +50,6 @@ func Cached(dir string, packs ...Pack) (*Catalog, error) {
 func fromEntries(hash string, entries []*Entry) *Catalog {
 	c := &Catalog{byName: map[key]*Entry{}, names: map[abi.Kind][]string{}, hash: hash}
 	for _, e := range entries {
-		if e == nil {
-			continue
-		}
 		c.byName[key{e.Kind, e.Name}] = e
 		c.names[e.Kind] = append(c.names[e.Kind], e.Name)
 	}

@@ -44,7 +44,7 @@ const maxIdle = 4
 
 // Engine compiles and caches modules. It is safe for concurrent use.
 type Engine struct {
-	cache   wazero.CompilationCache // nil: no on-disk cache
+	dir     string // the compilation cache, one sub-directory per module; "" for none
 	mu      sync.Mutex
 	modules map[string]*compiling // by module hash and memory cap
 }
@@ -52,13 +52,7 @@ type Engine struct {
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
 func NewEngine(cacheDir string) (*Engine, error) {
 	e := &Engine{modules: map[string]*compiling{}}
-	if cacheDir != "" {
-		c, err := wazero.NewCompilationCacheWithDir(cacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("pathfinder: compilation cache %s: %w", cacheDir, err)
-		}
-		e.cache = c
-	}
+	e.dir = cacheDir
 	return e, nil
 }
 
@@ -68,6 +62,9 @@ func (e *Engine) Close() error {
 	defer e.mu.Unlock()
 	for _, c := range e.modules {
 		if c.mr != nil {
+			c.mr.mu.Lock()
+			c.mr.idle = map[string][]*instance{}
+			c.mr.mu.Unlock()
 			c.mr.rt.Close(context.Background())
 		}
 	}
@@ -106,7 +103,18 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 		e.modules[key] = c
 	}
 	e.mu.Unlock()
-	c.once.Do(func() { c.mr, c.err = e.compile(ctx, wasm, pages) })
+	c.once.Do(func() {
+		cache, done := e.moduleCache(hash)
+		c.mr, c.err = e.compile(ctx, wasm, pages, cache)
+		if c.err != nil && cache != nil {
+			// The cache itself may be what failed (removed, unwritable, full): compile without it.
+			if mr, err := e.compile(ctx, wasm, pages, nil); err == nil {
+				c.mr, c.err = mr, nil
+			}
+		} else if c.err == nil {
+			done()
+		}
+	})
 	if c.err != nil {
 		e.mu.Lock()
 		if e.modules[key] == c {
@@ -125,10 +133,10 @@ type compiling struct {
 	err  error
 }
 
-func (e *Engine) compile(ctx context.Context, wasm []byte, pages uint32) (*moduleRuntime, error) {
+func (e *Engine) compile(ctx context.Context, wasm []byte, pages uint32, cache wazero.CompilationCache) (*moduleRuntime, error) {
 	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(true)
-	if e.cache != nil {
-		cfg = cfg.WithCompilationCache(e.cache)
+	if cache != nil {
+		cfg = cfg.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -298,8 +306,13 @@ type Result struct {
 
 // Call runs one search with the given grants. A trap, a timeout or a bad reply fails the call and
 // throws the instance away; the module stays usable.
-func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Duration) ([]byte, Result, error) {
-	var res Result
+func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Duration) (out []byte, res Result, err error) {
+	// Whatever goes wrong inside the runtime fails this step, never the host process.
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("pathfinder: plugin %q: the wasm runtime failed: %v", m.Name, r)
+		}
+	}()
 	fp := g.fingerprint()
 	m.mu.Lock()
 	var inst *instance
@@ -332,7 +345,7 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 	for _, rfs := range inst.mounts {
 		rfs.Record(g.Record)
 	}
-	out, err := m.call(ctx, inst, req)
+	out, err = m.call(ctx, inst, req)
 	for _, rfs := range inst.mounts {
 		rfs.Record(nil)
 	}
