@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,5 +111,32 @@ func TestLoad_absolutePathFromLoader(t *testing.T) {
 	}
 	if l, ok := loader.Loaded("libnppc.so.13"); !ok || l.Path != filepath.Join(conda, "lib/libnppc.so.13") {
 		t.Fatalf("dependency nppc not loaded from conda: %+v", l)
+	}
+}
+
+// TestLoad_fileSwappedAfterValidation replaces a valid candidate between its check and its load:
+// the replacement (a different inode) is refused, never loaded, and the search goes on.
+func TestLoad_fileSwappedAfterValidation(t *testing.T) {
+	if !loader.Available {
+		t.Skip("this build cannot load libraries")
+	}
+	site, conda := t.TempDir(), t.TempDir()
+	swapped := put(t, site, "nvidia/cu13/lib/libnvjpeg.so.13", elfLib(t, "libnvjpeg.so.13"))
+	fromConda := put(t, conda, "lib/libnvjpeg.so.13", elfLib(t, "libnvjpeg.so.13"))
+	beforeLoad = func(p string) {
+		if p == swapped {
+			tmp := p + ".new" // same bytes, another file, renamed over the checked one
+			os.WriteFile(tmp, elfLib(t, "libnvjpeg.so.13"), 0o755)
+			os.Rename(tmp, p)
+		}
+	}
+	t.Cleanup(func() { beforeLoad = func(string) {} })
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CONDA_PREFIX": conda}, "")
+	lib, err := f.Load(bg, "nvjpeg")
+	if err != nil || lib.Path != fromConda {
+		t.Fatalf("Load = %+v, %v; want the conda copy after the wheel's was swapped", lib, err)
+	}
+	if l, ok := loader.Loaded("libnvjpeg.so.13"); !ok || l.Path != fromConda {
+		t.Fatalf("loaded %+v", l)
 	}
 }

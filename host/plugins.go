@@ -91,7 +91,8 @@ type granted struct {
 	roots  []abi.Root
 	mounts []grantedDir
 	notes  []string
-	rec    *observe.Recorder // what validation looks at is recorded here too
+	rec    *observe.Recorder      // what validation looks at is recorded here too
+	files  map[string]fs.FileInfo // each valid candidate as validation saw it, to load that very file
 }
 
 type grantedDir struct {
@@ -256,6 +257,10 @@ func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string
 	if !fi.Mode().IsRegular() {
 		return fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())
 	}
+	if g.files == nil {
+		g.files = map[string]fs.FileInfo{}
+	}
+	g.files[p] = fi
 	file, err := dir.root.Open(rel)
 	if err != nil {
 		return unwrapPath(err).Error()
@@ -269,6 +274,17 @@ func (g *granted) stat(dir *grantedDir, rel string) (fs.FileInfo, error) {
 	fi, err := dir.root.Stat(rel)
 	g.rec.Add(observe.Observation{Root: dir.path, Path: path.Clean(rel), What: observe.Stat, Seen: observe.StatSeen(fi, err)})
 	return fi, err
+}
+
+// sameAsValidated reports whether p is still the file validation checked (by device and inode):
+// a file swapped between the check and the load is refused, not loaded.
+func (g *granted) sameAsValidated(p string) bool {
+	want, ok := g.files[p]
+	if !ok {
+		return false
+	}
+	fi, err := os.Stat(p)
+	return err == nil && os.SameFile(want, fi) && fi.Size() == want.Size() && fi.ModTime().Equal(want.ModTime())
 }
 
 func unwrapPath(err error) error {

@@ -262,9 +262,21 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 					continue
 				}
 			}
+			beforeLoad(c.Path)
+			if !g.sameAsValidated(c.Path) {
+				ct.Refused = "changed between validation and load: not loaded"
+				st.Candidates = append(st.Candidates, ct)
+				continue
+			}
 			l, err := loader.Open(c.Path, r.e.RequiresRTLDDeepbind)
 			if err != nil {
 				ct.Refused = err.Error()
+				st.Candidates = append(st.Candidates, ct)
+				continue
+			}
+			if !g.sameAsValidated(l.Path) {
+				// Swapped during the load itself: the handle is not handed out.
+				ct.Refused = "changed while it was being loaded: " + l.Path + " is not the file that was checked"
 				st.Candidates = append(st.Candidates, ct)
 				continue
 			}
@@ -276,6 +288,9 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 	}
 	return nil
 }
+
+// beforeLoad runs between a candidate's validation and its load; tests swap the file here.
+var beforeLoad = func(path string) {}
 
 // dependencies loads the library's dependencies once, before the library itself. A required
 // dependency's failure is this library's failure; an optional one's is ignored.
