@@ -22,17 +22,8 @@ func TestFault_twoProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
+	bin := noCgoBinary(t)
 	isolate(t)
-	bin := filepath.Join(t.TempDir(), "pathfinder")
-	cmd := exec.Command(goBin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
 	site, cache := t.TempDir(), t.TempDir()
 	want := map[string]string{}
 	for name, soname := range map[string]string{"cudart": "libcudart.so.13", "nvrtc": "libnvrtc.so.13", "cufft": "libcufft.so.12"} {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -265,22 +266,13 @@ func TestLoad_noCgoBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
+	bin := noCgoBinary(t)
 	isolate(t)
-	bin := filepath.Join(t.TempDir(), "pathfinder")
-	cmd := exec.Command(goBin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
 	site := t.TempDir()
 	fft := filepath.Join(site, "nvidia/cu13/lib/libcufft.so.12")
 	gccLib(t, fft, "libcufft.so.12")
 	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libcufftw.so.12"), "libcufftw.so.12", fft)
-	cmd = exec.Command(bin, "load", "cufftw", "cufft", "--json")
+	cmd := exec.Command(bin, "load", "cufftw", "cufft", "--json")
 	cmd.Env = append(os.Environ(), "PATHFINDER_SITE_PACKAGES="+site)
 	out, err := cmd.Output()
 	if err != nil {
@@ -371,4 +363,44 @@ func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
 	if !strings.Contains(out, "bin/x64/nvcc.exe  refused: not a PE file") {
 		t.Errorf("explain for windows/amd64 lacks the PE refusal:\n%s", out)
 	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary, before any isolate().
+func noCgoBinary(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pathfinder-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "pathfinder")
+		cmd := exec.Command(goBin, "build", "-o", binPath, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, b)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
 }
