@@ -5,6 +5,7 @@ package abi
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -183,7 +184,7 @@ func ToolkitRoot(libPath string) (root string, ok bool) {
 }
 
 func (p Platform) expand(dirs []string) []string {
-	if !slicesContainTriple(dirs) {
+	if !slices.ContainsFunc(dirs, func(d string) bool { return strings.Contains(d, "{triple}") }) {
 		return dirs
 	}
 	out := make([]string, len(dirs))
@@ -191,15 +192,6 @@ func (p Platform) expand(dirs []string) []string {
 		out[i] = strings.ReplaceAll(d, "{triple}", p.Triple())
 	}
 	return out
-}
-
-func slicesContainTriple(dirs []string) bool {
-	for _, d := range dirs {
-		if strings.Contains(d, "{triple}") {
-			return true
-		}
-	}
-	return false
 }
 
 // Root is a directory the host granted to a step, read-only, mounted at its host path.

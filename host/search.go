@@ -129,9 +129,6 @@ type run struct {
 	rec *observe.Recorder
 }
 
-// getenv reads a variable and records it.
-func (r *run) getenv(name string) string { return r.rec.Getenv(r.f.opts.getenv)(name) }
-
 // rootedLibrary is a valid candidate and the root it came from: the granted directory it is in (a
 // site-packages dir, a conda prefix, an install root), or the toolkit root of a system library.
 type rootedLibrary struct {

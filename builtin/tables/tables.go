@@ -198,3 +198,25 @@ func isDotted(s string, min, max int) bool {
 	}
 	return true
 }
+
+// CompareVersions compares dotted decimal versions numerically component by component ("570.124.06" >
+// "570.26"); a missing component counts as 0.
+func CompareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

@@ -2,7 +2,6 @@ package tables
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -29,10 +28,10 @@ func TestCUDAReleases_everyRowParses(t *testing.T) {
 	// Newest first, and a newer toolkit never needs an older driver: both make the table easy to audit
 	// against NVIDIA's, which is printed the same way.
 	for i := 1; i < len(rs); i++ {
-		if cmpDotted(rs[i-1].Toolkit, rs[i].Toolkit) < 0 {
+		if CompareVersions(rs[i-1].Toolkit, rs[i].Toolkit) < 0 {
 			t.Errorf("row %d (%s) is newer than row %d (%s)", i+1, rs[i].Release, i, rs[i-1].Release)
 		}
-		if cmpDotted(rs[i-1].MinLinuxDriver, rs[i].MinLinuxDriver) < 0 {
+		if CompareVersions(rs[i-1].MinLinuxDriver, rs[i].MinLinuxDriver) < 0 {
 			t.Errorf("%s needs %s, older %s needs more (%s)", rs[i-1].Release, rs[i-1].MinLinuxDriver, rs[i].Release, rs[i].MinLinuxDriver)
 		}
 	}
@@ -181,25 +180,4 @@ func FuzzParsePCIDevices(f *testing.F) {
 			}
 		}
 	})
-}
-
-// cmpDotted compares dotted decimal versions numerically, component by component.
-func cmpDotted(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
 }

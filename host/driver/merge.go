@@ -349,7 +349,7 @@ func (p *prober) maxCUDA(r *Report) {
 		if windows && row.MinWindowsDriver != "" {
 			floor = row.MinWindowsDriver
 		}
-		if compareVersions(r.DriverVersion, floor) >= 0 && (best.Toolkit == "" || compareVersions(row.Toolkit, best.Toolkit) > 0) {
+		if tables.CompareVersions(r.DriverVersion, floor) >= 0 && (best.Toolkit == "" || tables.CompareVersions(row.Toolkit, best.Toolkit) > 0) {
 			best = row
 		}
 	}
@@ -363,7 +363,7 @@ func (p *prober) maxCUDA(r *Report) {
 	if major := func(v string) int { n, _ := strconv.Atoi(strings.Split(v, ".")[0]); return n }; major(r.DriverVersion) > major(newest.MinLinuxDriver) && !windows {
 		r.Notes = append(r.Notes, fmt.Sprintf("driver %s is a newer branch than the table's newest release (%s, %s); it may support a newer CUDA than %s", r.DriverVersion, newest.Release, newest.MinLinuxDriver, best.Toolkit))
 	}
-	if r.CUDADriverVersion != "" && compareVersions(r.CUDADriverVersion, best.Toolkit) > 0 {
+	if r.CUDADriverVersion != "" && tables.CompareVersions(r.CUDADriverVersion, best.Toolkit) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s reports CUDA %s but NVIDIA lists driver %s for CUDA %s at most: a CUDA forward-compatibility package (cuda-compat) is probably in use", r.CUDADriverVersionSource, r.CUDADriverVersion, r.DriverVersion, best.Toolkit))
 	}
 }

@@ -15,28 +15,6 @@ var driverVersionRE = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,2}$`)
 
 func validDriverVersion(s string) bool { return driverVersionRE.MatchString(s) }
 
-// compareVersions compares dotted decimal versions numerically component by component ("570.124.06" >
-// "570.26"); a missing component counts as 0.
-func compareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
-}
-
 // procVersion is what /proc/driver/nvidia/version says.
 type procVersion struct {
 	Version string // the driver version, or the L4T release when L4T is true

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"strings"
 	"testing"
 )
@@ -94,8 +95,8 @@ func Test_compareVersions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := compareVersions(tc.a, tc.b); got != tc.want {
-				t.Fatalf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+			if got := tables.CompareVersions(tc.a, tc.b); got != tc.want {
+				t.Fatalf("tables.CompareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 			}
 		})
 	}
