@@ -1,5 +1,5 @@
-// Command gen rebuilds builtin/steps.wasm from builtin/steps and the plugins it links, and records
-// the Go version and a hash of every source file in builtin/steps.wasm.sum so a test can tell when the
+// Command gen rebuilds builtin/steps.wasm from the C sources in builtin/steps with clang, and records
+// the compiler and a hash of every source file in builtin/steps.wasm.sum so a test can tell when the
 // module is stale. Run it as `go generate ./builtin` from the repository root.
 package main
 

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -130,6 +131,8 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 		return fmt.Errorf("pathfinder: pack %s: %s %q declares no linux_files and no windows_files", where, table, l.Name)
 	case !dynamic && len(l.LinuxSonames)+len(l.WindowsDLLs)+len(l.Dependencies)+len(l.OptionalDependencies) > 0:
 		return fmt.Errorf("pathfinder: pack %s: %s %q: sonames, DLL names and dependencies are for [[library]] tables", where, table, l.Name)
+	case nulField(&l.Library) != "":
+		return fmt.Errorf("pathfinder: pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Library))
 	}
 	k := key{kind, l.Name}
 	if old, ok := c.byName[k]; ok && !l.Replaces {
@@ -139,6 +142,27 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 	}
 	c.byName[k] = &Entry{Library: l.Library, Kind: kind, Pack: where}
 	return nil
+}
+
+// nulField names the first field of l (as a pack spells it) with a NUL byte in a string, or "".
+func nulField(l *abi.Library) string {
+	v := reflect.ValueOf(l).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		var ss []string
+		switch f.Kind() {
+		case reflect.String:
+			ss = []string{f.String()}
+		case reflect.Slice:
+			ss, _ = f.Interface().([]string)
+		}
+		for _, s := range ss {
+			if strings.IndexByte(s, 0) >= 0 {
+				return v.Type().Field(i).Tag.Get("toml")
+			}
+		}
+	}
+	return ""
 }
 
 // check rejects unknown dependencies and dependency cycles.
