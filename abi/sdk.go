@@ -46,7 +46,7 @@ type Plugin struct {
 var registry = map[string]Plugin{}
 
 // Register makes a search available to the host. A plugin's main package calls it from init; a module
-// may register several (the builtin module registers every first-party step).
+// may register several (one module, several steps, each picked by the request's entry).
 func Register(p Plugin) {
 	if p.Name == "" || p.Search == nil {
 		panic("abi: Register needs a name and a search function")
