@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +19,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
@@ -93,46 +93,72 @@ type granted struct {
 	notes  []string
 	rec    *observe.Recorder      // what validation looks at is recorded here too
 	files  map[string]fs.FileInfo // each valid candidate as validation saw it, to load that very file
+	paths  guestpath.Map          // the host's path mapping (the zero value: a Unix host's identity)
 }
 
 type grantedDir struct {
-	path string
+	path string // the host path
 	root *os.Root
 }
 
 // grant resolves plugin p's env and read grants for library e, recording what it looks at in rec.
 func (f *Finder) grant(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder) (*granted, error) {
+	return f.grantWith(p, e, rec, hostPaths, f.openRoot)
+}
+
+// grantWith is grant with the host's path mapping and its way of opening a granted directory as
+// parameters: tests run a Windows host's mapping over fake trees on any host.
+func (f *Finder) grantWith(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder, paths guestpath.Map, openRoot func(string, *observe.Recorder) (*os.Root, error)) (*granted, error) {
 	getenv := rec.Getenv(f.opts.getenv)
-	g := &granted{wasm: wasm.Grants{Env: map[string]string{}, Record: rec}, rec: rec}
+	g := &granted{wasm: wasm.Grants{Env: map[string]string{}, Record: rec}, rec: rec, paths: paths}
 	for _, name := range expand(p.env, e) {
 		if v := getenv(name); v != "" {
-			g.wasm.Env[name] = v
+			// A value holding an absolute host path is given in the guest's form (the same as the
+			// host's on Unix): the plugin joins and checks it as it would a Unix path.
+			gv, err := paths.EnvToGuest(v)
+			if err != nil {
+				g.notes = append(g.notes, fmt.Sprintf("not granted $%s: %v", name, err))
+				continue
+			}
+			g.wasm.Env[name] = gv
 		}
 	}
 	add := func(dir, role string) {
 		if dir == "" {
 			return
 		}
-		if !filepath.IsAbs(dir) {
-			g.notes = append(g.notes, fmt.Sprintf("not granted %q (%s): a relative path, never resolved against the working directory", dir, role))
+		// The guest sees dir at its guest path; the host keeps the canonical host form (cleaned,
+		// without a \\?\ prefix), which is what candidates map back to. A relative path is refused
+		// here, never resolved against the working directory.
+		guest, err := paths.ToGuest(dir)
+		if err == nil {
+			dir, err = paths.ToHost(guest)
+		}
+		if err != nil {
+			g.notes = append(g.notes, fmt.Sprintf("not granted (%s): %v", role, err))
 			return
 		}
-		dir = filepath.Clean(dir)
 		if slices.ContainsFunc(g.mounts, func(m grantedDir) bool { return m.path == dir }) {
-			g.roots = append(g.roots, abi.Root{Path: dir, Role: role})
+			g.roots = append(g.roots, abi.Root{Path: guest, Role: role})
 			return
 		}
-		root, err := f.openRoot(dir, rec)
+		root, err := openRoot(dir, rec)
 		if err != nil {
 			g.notes = append(g.notes, fmt.Sprintf("not granted %s (%s): %v", dir, role, err))
 			return
 		}
 		g.mounts = append(g.mounts, grantedDir{dir, root})
-		g.wasm.Mounts = append(g.wasm.Mounts, wasm.Mount{Path: dir, Root: root})
-		g.roots = append(g.roots, abi.Root{Path: dir, Role: role})
+		g.wasm.Mounts = append(g.wasm.Mounts, wasm.Mount{Path: dir, Guest: guest, Root: root})
+		g.roots = append(g.roots, abi.Root{Path: guest, Role: role})
 	}
 	if slices.Contains(p.caps, abi.CapabilitySystemResolve) {
-		g.wasm.SystemResolve = func(name string) (string, error) { return f.systemResolve(name, rec) }
+		g.wasm.SystemResolve = func(name string) (string, error) {
+			p, err := f.systemResolve(name, rec)
+			if err != nil {
+				return "", err
+			}
+			return paths.ToGuest(p)
+		}
 	}
 	for _, r := range p.read {
 		switch {
@@ -143,7 +169,7 @@ func (f *Finder) grant(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder)
 					g.notes = append(g.notes, fmt.Sprintf("canary %q: %v", c, err))
 					continue
 				}
-				if root, ok := abi.ToolkitRoot(p); ok {
+				if root, ok := hostToolkitRoot(paths, p); ok {
 					add(root, "canary-root")
 				}
 			}
@@ -203,19 +229,51 @@ func (f *Finder) openRoot(dir string, rec *observe.Recorder) (*os.Root, error) {
 	return r, nil
 }
 
-// rootOf is the granted directory p is in (the innermost one).
-func (g *granted) rootOf(p string) string {
-	root := ""
-	for _, m := range g.mounts {
-		if strings.HasPrefix(p, m.path+"/") && len(m.path) > len(root) {
-			root = m.path
-		}
+// guestOf is where the plugin sees the granted directory m.
+func (g *granted) guestOf(m *grantedDir) string {
+	gp, err := g.paths.ToGuest(m.path)
+	if err != nil {
+		return "" // never granted: grant maps every directory it mounts
 	}
+	return gp
+}
+
+// rootOf is the granted directory (in host form) that the guest path p is in, the innermost one.
+func (g *granted) rootOf(p string) string {
+	root, _ := g.mountOf(p)
 	return root
 }
 
-// validate checks a candidate before anything uses it and returns why it is refused, or "".
+// mountOf is rootOf, with the index of that directory in g.mounts (-1 for none).
+func (g *granted) mountOf(p string) (string, int) {
+	root, at, best := "", -1, -1
+	for i := range g.mounts {
+		m := &g.mounts[i]
+		gm := g.guestOf(m)
+		if gm != "" && strings.HasPrefix(p, gm+"/") && len(gm) > best {
+			root, at, best = m.path, i, len(gm)
+		}
+	}
+	return root, at
+}
+
+// validate checks a candidate, the guest path p, before anything uses it and returns why it is
+// refused, or "".
 func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string {
+	_, why := g.check(p, e, plat)
+	return why
+}
+
+// check is validate that also returns the candidate's host path: the path loaded and printed.
+func (g *granted) check(p string, e *catalog.Entry, plat abi.Platform) (host, why string) {
+	if why := g.checkPath(p, e, plat); why != "" {
+		return "", why
+	}
+	host, _ = g.paths.ToHost(p) // checkPath mapped it
+	return host, ""
+}
+
+func (g *granted) checkPath(p string, e *catalog.Entry, plat abi.Platform) string {
 	switch {
 	case p == "":
 		return "empty path"
@@ -232,13 +290,16 @@ func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string
 	case slices.Contains(strings.Split(p, "/"), "stubs"):
 		return "a stubs/ library: for linking only, never loaded"
 	}
-	root := g.rootOf(p)
-	i := slices.IndexFunc(g.mounts, func(m grantedDir) bool { return m.path == root })
+	_, i := g.mountOf(p)
 	if i < 0 {
 		return "outside every directory granted to the step"
 	}
+	h, err := g.paths.ToHost(p) // on a Windows host, a name that has no host form is refused here
+	if err != nil {
+		return err.Error()
+	}
 	dir := &g.mounts[i]
-	rel := strings.TrimPrefix(p, dir.path+"/")
+	rel := strings.TrimPrefix(p, g.guestOf(dir)+"/")
 	fi, err := g.stat(dir, rel)
 	if err != nil {
 		return fmt.Sprintf("cannot stat inside %s: %v", dir.path, unwrapPath(err))
@@ -260,7 +321,7 @@ func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string
 	if g.files == nil {
 		g.files = map[string]fs.FileInfo{}
 	}
-	g.files[p] = fi
+	g.files[h] = fi
 	file, err := dir.root.Open(rel)
 	if err != nil {
 		return unwrapPath(err).Error()
@@ -276,8 +337,8 @@ func (g *granted) stat(dir *grantedDir, rel string) (fs.FileInfo, error) {
 	return fi, err
 }
 
-// sameAsValidated reports whether p is still the file validation checked (by device and inode):
-// a file swapped between the check and the load is refused, not loaded.
+// sameAsValidated reports whether the host path p is still the file validation checked (by device
+// and inode): a file swapped between the check and the load is refused, not loaded.
 func (g *granted) sameAsValidated(p string) bool {
 	want, ok := g.files[p]
 	if !ok {

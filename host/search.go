@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -127,6 +127,9 @@ type run struct {
 	valid   []rootedLibrary
 	// rec records everything the search observes, for the result cache.
 	rec *observe.Recorder
+	// grant gives a plugin step its grants; nil is the Finder's own. Tests give a Windows host's
+	// path mapping over fake trees.
+	grant func(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder) (*granted, error)
 }
 
 // rootedLibrary is a valid candidate and the root it came from: the granted directory it is in (a
@@ -153,10 +156,10 @@ func (r *run) take(st *StepTrace, ct CandidateTrace, lib *LoadedLibrary, root st
 
 // systemRoot is the root a library the loader found counts as: its toolkit, else its directory.
 func systemRoot(p string) string {
-	if root, ok := abi.ToolkitRoot(p); ok {
+	if root, ok := hostToolkitRoot(hostPaths, p); ok {
 		return root
 	}
-	return path.Dir(p)
+	return filepath.Dir(p)
 }
 
 func (r *run) step(st *StepTrace) *LoadedLibrary {
@@ -221,13 +224,13 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 
 // plugin runs a plugin step and takes the first candidate that passes validation (and loads, for load).
 func (r *run) plugin(st *StepTrace) *LoadedLibrary {
-	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e, r.rec)
+	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e, r.rec, r.grant)
 	st.Log = log
 	if err != nil {
 		st.Outcome, st.Detail = "failed", err.Error()
 		return nil
 	}
-	st.Tried = resp.Tried
+	st.Tried = hostTried(g.paths, resp.Tried)
 	if resp.Error != "" {
 		st.Outcome, st.Detail = "failed", fmt.Sprintf("pathfinder: plugin %q: %s", st.Step, resp.Error)
 		return nil
@@ -235,16 +238,21 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 	st.Outcome = "nothing"
 	var taken *LoadedLibrary
 	for _, c := range resp.Candidates {
+		// The plugin answers in guest paths; the trace, the result and the loader get host paths.
 		ct := CandidateTrace{Path: c.Path, FoundVia: c.FoundVia}
+		if h, err := g.paths.ToHost(c.Path); err == nil {
+			ct.Path = h
+		}
 		if ct.FoundVia == "" {
 			ct.FoundVia = st.Step
 		}
-		if why := g.validate(c.Path, r.e, r.f.platform); why != "" {
+		hostPath, why := g.check(c.Path, r.e, r.f.platform)
+		if why != "" {
 			ct.Refused = why
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}
-		lib := &LoadedLibrary{Library: Library{Path: c.Path, FoundVia: ct.FoundVia}}
+		lib := &LoadedLibrary{Library: Library{Path: hostPath, FoundVia: ct.FoundVia}}
 		if r.load {
 			if !r.dependencies() {
 				ct.Refused = "not loaded: " + r.depErr.Error()
@@ -253,19 +261,19 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 				return nil
 			}
 			if r.e.RequiresAddDLLDirectory {
-				if err := loader.AddDLLDirectory(path.Dir(c.Path)); err != nil {
+				if err := loader.AddDLLDirectory(filepath.Dir(hostPath)); err != nil {
 					ct.Refused = err.Error()
 					st.Candidates = append(st.Candidates, ct)
 					continue
 				}
 			}
-			beforeLoad(c.Path)
-			if !g.sameAsValidated(c.Path) {
+			beforeLoad(hostPath)
+			if !g.sameAsValidated(hostPath) {
 				ct.Refused = "changed between validation and load: not loaded"
 				st.Candidates = append(st.Candidates, ct)
 				continue
 			}
-			l, err := loader.Open(c.Path, r.e.RequiresRTLDDeepbind)
+			l, err := loader.Open(hostPath, r.e.RequiresRTLDDeepbind)
 			if err != nil {
 				ct.Refused = err.Error()
 				st.Candidates = append(st.Candidates, ct)
@@ -312,14 +320,18 @@ func (r *run) dependencies() bool {
 	return true
 }
 
-// callPlugin builds the request and grants for one plugin step and runs it.
-func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, rec *observe.Recorder) (*abi.Response, *granted, []string, error) {
+// callPlugin builds the request and grants (through grant, nil for f.grant) for one plugin step and
+// runs it.
+func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, rec *observe.Recorder, grant func(*pluginConfig, *catalog.Entry, *observe.Recorder) (*granted, error)) (*abi.Response, *granted, []string, error) {
 	p := f.cfg.plugins[step]
 	mod, entry, err := f.module(ctx, p, rec)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	g, err := f.grant(p, e, rec)
+	if grant == nil {
+		grant = f.grant
+	}
+	g, err := grant(p, e, rec)
 	if err != nil {
 		return nil, nil, nil, err
 	}

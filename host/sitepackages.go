@@ -2,18 +2,19 @@ package host
 
 import (
 	"bufio"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
 // sitePackages returns the site-packages directories for the wheels step, in search order: configured,
-// $PATHFINDER_SITE_PACKAGES, $VIRTUAL_ENV, $CONDA_PREFIX, the python3 on PATH, the user site. Only
-// existing directories are kept, each once; relative paths are never resolved against the working
-// directory.
-// What discovery looked at is added to rec: a new venv is a new answer.
+// $PATHFINDER_SITE_PACKAGES, $VIRTUAL_ENV, $CONDA_PREFIX, the python3 (Windows: python.exe) on PATH,
+// the user site. Only existing directories are kept, each once; relative paths are never resolved
+// against the working directory. What discovery looked at is added to rec: a new venv is a new answer.
 func (f *Finder) sitePackages(rec *observe.Recorder) []string {
 	f.sitesOnce.Do(func() {
 		own := &observe.Recorder{}
@@ -28,25 +29,30 @@ func (f *Finder) sitePackages(rec *observe.Recorder) []string {
 func (f *Finder) SitePackages() []string { return append([]string(nil), f.sitePackages(nil)...) }
 
 func discoverSitePackages(configured []string, getenv func(string) string, rec *observe.Recorder) []string {
+	return pyLayout{windows: runtime.GOOS == "windows"}.discover(configured, getenv, rec)
+}
+
+// pyLayout is where a Python installation keeps its packages on one OS. A Unix prefix has
+// lib/python3.X/site-packages and bin/python3; a Windows one has Lib\site-packages and python.exe
+// at the prefix (Scripts\python.exe in a venv), and the user site is
+// %APPDATA%\Python\Python3XY\site-packages. The layout is a parameter so that tests lay out either
+// on any host.
+type pyLayout struct{ windows bool }
+
+func (py pyLayout) discover(configured []string, getenv func(string) string, rec *observe.Recorder) []string {
 	var dirs []string
 	dirs = append(dirs, configured...)
 	dirs = append(dirs, filepath.SplitList(getenv("PATHFINDER_SITE_PACKAGES"))...)
 	if venv := getenv("VIRTUAL_ENV"); venv != "" {
-		dirs = append(dirs, prefixSites(venv, rec)...)
+		dirs = append(dirs, py.prefixSites(venv, rec)...)
 	}
 	if conda := getenv("CONDA_PREFIX"); conda != "" {
-		dirs = append(dirs, prefixSites(conda, rec)...)
+		dirs = append(dirs, py.prefixSites(conda, rec)...)
 	}
-	if py := lookPath("python3", getenv("PATH"), rec); py != "" {
-		dirs = append(dirs, pythonSites(py, rec)...)
+	if exe := py.lookPython(getenv("PATH"), rec); exe != "" {
+		dirs = append(dirs, py.pythonSites(exe, rec)...)
 	}
-	if home := getenv("HOME"); home != "" {
-		base := getenv("PYTHONUSERBASE")
-		if base == "" {
-			base = filepath.Join(home, ".local")
-		}
-		dirs = append(dirs, prefixSites(base, rec)...)
-	}
+	dirs = append(dirs, py.userSites(getenv, rec)...)
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range dirs {
@@ -65,9 +71,55 @@ func discoverSitePackages(configured []string, getenv func(string) string, rec *
 	return out
 }
 
-// prefixSites lists <prefix>/lib/python3.*/site-packages, newest Python first.
-func prefixSites(prefix string, rec *observe.Recorder) []string {
+// userSites is the user site: $PYTHONUSERBASE, else ~/.local (Unix) or %APPDATA%\Python (Windows).
+func (py pyLayout) userSites(getenv func(string) string, rec *observe.Recorder) []string {
+	base := getenv("PYTHONUSERBASE")
+	if !py.windows {
+		if home := getenv("HOME"); home != "" {
+			if base == "" {
+				base = filepath.Join(home, ".local")
+			}
+			return py.prefixSites(base, rec)
+		}
+		return nil
+	}
+	if base == "" {
+		if appdata := getenv("APPDATA"); appdata != "" {
+			base = filepath.Join(appdata, "Python")
+		}
+	}
+	if !filepath.IsAbs(base) {
+		return nil
+	}
+	// One Python3XY directory per Python version, newest first.
+	entries, err := os.ReadDir(base)
+	rec.Add(observe.Observation{Path: base, What: observe.Dir, Seen: observe.DirSeen(entryNames(entries), err)})
+	var sites []string
+	for _, e := range entries {
+		if len(e.Name()) > len("Python3") && strings.EqualFold(e.Name()[:len("Python3")], "Python3") {
+			site := filepath.Join(base, e.Name(), "site-packages")
+			if fi, err := rec.Stat(site); err == nil && fi.IsDir() {
+				sites = append(sites, site)
+			}
+		}
+	}
+	sort.SliceStable(sites, func(i, j int) bool {
+		return leadingNumber(filepath.Base(filepath.Dir(sites[i]))[len("Python3"):]) > leadingNumber(filepath.Base(filepath.Dir(sites[j]))[len("Python3"):])
+	})
+	return sites
+}
+
+// prefixSites lists a prefix's site-packages: <prefix>/lib/python3.*/site-packages, newest Python
+// first, or <prefix>\Lib\site-packages on Windows.
+func (py pyLayout) prefixSites(prefix string, rec *observe.Recorder) []string {
 	if !filepath.IsAbs(prefix) {
+		return nil
+	}
+	if py.windows {
+		site := filepath.Join(prefix, "Lib", "site-packages")
+		if fi, err := rec.Stat(site); err == nil && fi.IsDir() {
+			return []string{site}
+		}
 		return nil
 	}
 	lib := filepath.Join(prefix, "lib")
@@ -87,7 +139,11 @@ func prefixSites(prefix string, rec *observe.Recorder) []string {
 }
 
 func pyMinor(site string) int {
-	v := strings.TrimPrefix(filepath.Base(filepath.Dir(site)), "python3.")
+	return leadingNumber(strings.TrimPrefix(filepath.Base(filepath.Dir(site)), "python3."))
+}
+
+// leadingNumber is the number v starts with (0 for none).
+func leadingNumber(v string) int {
 	n := 0
 	for _, c := range v {
 		if c < '0' || c > '9' {
@@ -98,23 +154,47 @@ func pyMinor(site string) int {
 	return n
 }
 
-// pythonSites derives the site-packages of the interpreter at py without running it: a venv is told
-// by the pyvenv.cfg beside its bin directory; otherwise the prefix is two levels above the real binary.
-func pythonSites(py string, rec *observe.Recorder) []string {
-	bin := filepath.Dir(py)
-	if cfg := filepath.Join(filepath.Dir(bin), "pyvenv.cfg"); fileExists(cfg, rec) {
-		return prefixSites(filepath.Dir(bin), rec)
+// lookPython finds the Python interpreter on PATH: python3 (Unix), python.exe then python3.exe
+// (Windows).
+func (py pyLayout) lookPython(pathEnv string, rec *observe.Recorder) string {
+	if !py.windows {
+		return lookPath("python3", pathEnv, rec)
 	}
-	real, err := filepath.EvalSymlinks(py)
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		for _, name := range []string{"python.exe", "python3.exe"} {
+			p := filepath.Join(dir, name)
+			if fi, err := rec.Stat(p); err == nil && fi.Mode().IsRegular() {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// pythonSites derives the site-packages of the interpreter at exe without running it: a venv is told
+// by the pyvenv.cfg beside its bin (Scripts) directory; otherwise the prefix is two levels above the
+// real binary on Unix, and the binary's own directory on Windows.
+func (py pyLayout) pythonSites(exe string, rec *observe.Recorder) []string {
+	bin := filepath.Dir(exe)
+	if cfg := filepath.Join(filepath.Dir(bin), "pyvenv.cfg"); fileExists(cfg, rec) {
+		return py.prefixSites(filepath.Dir(bin), rec)
+	}
+	real, err := filepath.EvalSymlinks(exe)
 	if err != nil {
 		return nil
 	}
 	rec.Stat(real)
+	if py.windows {
+		return py.prefixSites(filepath.Dir(real), rec)
+	}
 	if isScript(real) {
 		return nil // a shim (pyenv, asdf): its prefix is not beside it
 	}
 	prefix := filepath.Dir(filepath.Dir(real))
-	sites := prefixSites(prefix, rec)
+	sites := py.prefixSites(prefix, rec)
 	// Debian's system Python keeps packages in dist-packages.
 	if d := filepath.Join(prefix, "lib", "python3", "dist-packages"); fileExists(d, rec) {
 		sites = append(sites, d)

@@ -170,10 +170,20 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, pages uint32, cache w
 	return &moduleRuntime{rt: rt, compiled: compiled, idle: map[string][]*instance{}}, nil
 }
 
-// Mount is a granted directory: the host path the guest sees and the confined root behind it.
+// Mount is a granted directory: its host path, the path the guest sees it at, and the confined root
+// behind it. What the guest does in it is recorded under the host path.
 type Mount struct {
-	Path string
-	Root *os.Root
+	Path  string // the host path
+	Guest string // the guest path (host/internal/guestpath); "" for Path itself, as on a Unix host
+	Root  *os.Root
+}
+
+// guestPath is where the guest sees m.
+func (m Mount) guestPath() string {
+	if m.Guest != "" {
+		return m.Guest
+	}
+	return m.Path
 }
 
 // Grants is what one instance may see. Instances are reused only for identical grants.
@@ -192,7 +202,7 @@ func (g Grants) fingerprint() string {
 	for _, m := range g.Mounts {
 		// The root's identity too: a directory deleted and made again is a new root, and an
 		// instance still holding the old one must not serve it.
-		fmt.Fprintf(&b, "m\x00%s\x00%p\x00", m.Path, m.Root)
+		fmt.Fprintf(&b, "m\x00%s\x00%s\x00%p\x00", m.Path, m.guestPath(), m.Root)
 	}
 	keys := make([]string, 0, len(g.Env))
 	for k := range g.Env {
@@ -265,7 +275,7 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 	for _, mt := range g.Mounts {
 		rfs := observe.NewRootFS(mt.Root, mt.Path)
 		inst.mounts = append(inst.mounts, rfs)
-		fsc = fsc.WithFSMount(rfs, mt.Path)
+		fsc = fsc.WithFSMount(rfs, mt.guestPath())
 	}
 	cfg := wazero.NewModuleConfig().
 		WithName("").
