@@ -41,6 +41,10 @@ type config struct {
 	plugins      map[string]*pluginConfig
 	cacheDir     string
 	cacheEnabled bool
+	// resolveDlopen answers system_resolve by dlopen in a child process, within dlopenTimeout,
+	// instead of the loader model alone ([system] resolve = "dlopen").
+	resolveDlopen bool
+	dlopenTimeout time.Duration
 	files        []string  // the layers that were read, in order
 	hash         hash.Hash // of every layer's name and contents, in order
 
@@ -92,6 +96,10 @@ type configFile struct {
 		Dir     *string `toml:"dir"`
 		Enabled *bool   `toml:"enabled"`
 	} `toml:"cache"`
+	System struct {
+		Resolve       *string `toml:"resolve"`        // "model" or "dlopen"
+		DlopenTimeout *string `toml:"dlopen_timeout"` // for resolve = "dlopen"
+	} `toml:"system"`
 }
 
 // configLayers returns the config files to read after the built-in defaults, in order. Missing
@@ -270,6 +278,19 @@ func (c *config) apply(name string, data []byte) error {
 	}
 	if f.Cache.Enabled != nil {
 		c.cacheEnabled = *f.Cache.Enabled
+	}
+	if r := f.System.Resolve; r != nil {
+		if *r != "model" && *r != "dlopen" {
+			return fmt.Errorf("pathfinder: config %s: system.resolve: %q is not \"model\" or \"dlopen\"", at("system", "resolve"), *r)
+		}
+		c.resolveDlopen = *r == "dlopen"
+	}
+	if t := f.System.DlopenTimeout; t != nil {
+		d, err := time.ParseDuration(*t)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("pathfinder: config %s: system.dlopen_timeout: %q is not a positive duration such as \"5s\"", at("system", "dlopen_timeout"), *t)
+		}
+		c.dlopenTimeout = d
 	}
 	_ = md
 	return nil

@@ -153,7 +153,7 @@ func (f *Finder) grantWith(p *pluginConfig, e *catalog.Entry, rec *observe.Recor
 	}
 	if slices.Contains(p.caps, abi.CapabilitySystemResolve) {
 		g.wasm.SystemResolve = func(name string) (string, error) {
-			p, err := f.systemResolve(name, rec)
+			p, _, err := f.systemResolve(name, rec) // the note is the @canary-roots grant's
 			if err != nil {
 				return "", err
 			}
@@ -164,7 +164,10 @@ func (f *Finder) grantWith(p *pluginConfig, e *catalog.Entry, rec *observe.Recor
 		switch {
 		case r == grantCanaryRoots:
 			for _, c := range e.CanaryAnchors {
-				p, err := f.systemResolve(c, rec)
+				p, note, err := f.systemResolve(c, rec)
+				if note != "" {
+					g.notes = append(g.notes, note)
+				}
 				if err != nil {
 					g.notes = append(g.notes, fmt.Sprintf("canary %q: %v", c, err))
 					continue

@@ -144,11 +144,11 @@ func (f *Finder) Settings() []Setting {
 	return out
 }
 
-// settingLess orders keys as pathfinder.toml does: search, packs, library, plugin, cache, then the
+// settingLess orders keys as pathfinder.toml does: search, packs, library, plugin, cache, system, then the
 // rest; within a plugin, source first.
 func settingLess(a, b string) bool {
 	rank := func(k string) (int, string, int, string) {
-		sections := []string{"search", "packs", "library", "plugin", "cache"}
+		sections := []string{"search", "packs", "library", "plugin", "cache", "system"}
 		top, rest, _ := strings.Cut(k, ".")
 		r := len(sections)
 		for i, s := range sections {

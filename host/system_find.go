@@ -79,38 +79,68 @@ func (f *Finder) loaderModel(rec *observe.Recorder) (*ldso.Loader, error) {
 }
 
 // systemResolve says where the OS loader would find the catalog library name, newest soname first,
-// never a stub: the system_resolve capability, and the canary roots' grant. Nothing is loaded.
-// What it observed is added to rec each time.
-func (f *Finder) systemResolve(name string, rec *observe.Recorder) (string, error) {
+// never a stub: the system_resolve capability, and the canary roots' grant. The loader model answers,
+// loading nothing, or with [system] resolve = "dlopen" the loader itself in a child process; note
+// then says where the model disagrees. What it observed is added to rec each time.
+func (f *Finder) systemResolve(name string, rec *observe.Recorder) (path, note string, err error) {
 	if v, ok := f.resolved.Load(name); ok {
 		r := v.(resolved)
 		rec.AddAll(r.seen)
-		return r.path, r.err
+		return r.path, r.note, r.err
 	}
 	own := &observe.Recorder{}
-	p, err := f.resolveUncached(name, own)
-	f.resolved.Store(name, resolved{p, err, own.List()})
+	p, note, err := f.resolveUncached(name, own)
+	f.resolved.Store(name, resolved{p, note, err, own.List()})
 	rec.AddAll(own.List())
-	return p, err
+	return p, note, err
 }
 
 type resolved struct {
-	path string
-	err  error
-	seen []observe.Observation
+	path, note string
+	err        error
+	seen       []observe.Observation
 }
 
-func (f *Finder) resolveUncached(name string, rec *observe.Recorder) (string, error) {
+func (f *Finder) resolveUncached(name string, rec *observe.Recorder) (string, string, error) {
 	e, ok := f.catalog.Lookup(abi.KindDynamicLib, name)
 	if !ok {
-		return "", fmt.Errorf("unknown library %q", name)
+		return "", "", fmt.Errorf("unknown library %q", name)
 	}
 	l, err := f.loaderModel(rec)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
+	// The model runs in both modes: its observations are what the result cache re-checks.
+	modelPath, modelErr := resolveWith(l, name, e.FileNames(f.platform), rec)
+	if !f.cfg.resolveDlopen {
+		return modelPath, "", modelErr
+	}
+	if !f.native() {
+		return "", "", fmt.Errorf("dlopen probe: this process cannot load libraries for %s", f.platform)
+	}
+	ans, err := f.probeResolve(e.FileNames(f.platform), f.cfg.dlopenTimeout)
+	switch {
+	case err != nil:
+		return "", "", err
+	case ans.Path == "":
+		return "", "", fmt.Errorf("dlopen would not load %q (%s)", name, strings.Join(ans.Tried, "; "))
+	case isStub(ans.Path):
+		return "", "", fmt.Errorf("dlopen loads only a stubs/ library for %q (%s)", name, ans.Path)
+	}
+	rec.Stat(ans.Path)
+	note := ""
+	if modelErr != nil {
+		note = fmt.Sprintf("dlopen found %s for %s; the loader model would not: %v", ans.Path, name, modelErr)
+	} else if ans.Path != modelPath {
+		note = fmt.Sprintf("dlopen found %s for %s; the loader model says %s", ans.Path, name, modelPath)
+	}
+	return ans.Path, note, nil
+}
+
+// resolveWith asks the loader model for each file name of the library in turn.
+func resolveWith(l *ldso.Loader, name string, files []string, rec *observe.Recorder) (string, error) {
 	var why []string
-	for _, n := range e.FileNames(f.platform) {
+	for _, n := range files {
 		res, err := l.Resolve(n)
 		observeResolution(rec, res, err)
 		switch {

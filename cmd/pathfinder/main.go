@@ -29,7 +29,7 @@ const (
 )
 
 func main() {
-	if driver.ChildMain() { // the libcuda probe runs in a child of this binary
+	if driver.ChildMain() || host.ChildMain() { // the libcuda and dlopen probes run in children of this binary
 		return
 	}
 	os.Exit(doMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))

@@ -59,5 +59,5 @@ func Usable(dir string) bool {
 	if os.IsNotExist(err) {
 		return true
 	}
-	return err == nil && fi.IsDir() && fi.Mode().Perm()&0o022 == 0 && ownedByUs(fi)
+	return err == nil && fi.IsDir() && privateTo(fi)
 }
