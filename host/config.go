@@ -45,8 +45,8 @@ type config struct {
 	// instead of the loader model alone ([system] resolve = "dlopen").
 	resolveDlopen bool
 	dlopenTimeout time.Duration
-	files        []string  // the layers that were read, in order
-	hash         hash.Hash // of every layer's name and contents, in order
+	files         []string  // the layers that were read, in order
+	hash          hash.Hash // of every layer's name and contents, in order
 
 	packDirs []string            // [packs] dirs: pack files or directories, absolute
 	origins  map[string]*setting // every key set, with its last value and where: pathfinder config
