@@ -17,8 +17,9 @@ import (
 // entry that was truncated, corrupted, or copied from another module would crash the host or worse.
 // Each module therefore gets a directory of its own, and a checksum of what wazero left in it is kept
 // beside it after a successful compile. Before the next use the directory must match its checksum,
-// or it is removed and the module compiled again. (Hashing the ~15 MB of compiled code costs a few
-// milliseconds, only in processes that load the module at all.)
+// or it is removed and the module compiled again. (Hashing the compiled code costs well under a
+// millisecond for the builtin module (~190 KB), a few for a Go plugin's ~15 MB, and only in processes
+// that load the module at all.)
 
 // moduleCache returns the compilation cache for the module with this hash, and a function to call
 // after it compiled; nil when the engine has no cache dir or it is unusable.

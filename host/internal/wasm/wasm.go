@@ -66,6 +66,9 @@ func (e *Engine) Close() error {
 			c.mr.idle = map[string][]*instance{}
 			c.mr.mu.Unlock()
 			c.mr.rt.Close(context.Background())
+			if c.mr.cache != nil {
+				c.mr.cache.Close(context.Background())
+			}
 		}
 	}
 	e.modules = map[string]*compiling{}
@@ -84,6 +87,7 @@ type Module struct {
 // that registers several searches).
 type moduleRuntime struct {
 	rt       wazero.Runtime
+	cache    wazero.CompilationCache // nil without one; closed with the engine
 	compiled wazero.CompiledModule
 	mu       sync.Mutex
 	idle     map[string][]*instance // by grant fingerprint
@@ -107,11 +111,13 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 		cache, done := e.moduleCache(hash)
 		c.mr, c.err = e.compile(ctx, wasm, pages, cache)
 		if c.err != nil && cache != nil {
+			cache.Close(ctx)
 			// The cache itself may be what failed (removed, unwritable, full): compile without it.
 			if mr, err := e.compile(ctx, wasm, pages, nil); err == nil {
 				c.mr, c.err = mr, nil
 			}
 		} else if c.err == nil {
+			c.mr.cache = cache
 			done()
 		}
 	})
