@@ -1,6 +1,7 @@
 // The first-party search steps: wheels, conda, envroots, canary and programfiles. Each is the C form
 // of the Go package of the same name under plugins/, which documents it and is its reference: the
-// builtin tests run both over the same trees and require the same answers.
+// builtin tests run both over the same trees and require the same answers. One difference by design:
+// case folding on a Windows target is ASCII-only here (NVIDIA's names are ASCII), Unicode in Go.
 #include "sdk.h"
 
 #include <stdlib.h>
