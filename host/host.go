@@ -5,6 +5,7 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,6 +101,9 @@ type Finder struct {
 	sites     []string
 	sitesSeen []observe.Observation // what discovering sites looked at
 
+	discoveryOnce sync.Once
+	discovery     string // the hash of sitesSeen, by which result-cache entries name what discovery saw
+
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
 	inflight map[string]*flight
@@ -134,7 +138,7 @@ func New(opts Options) (*Finder, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Cached(base, packs.packs...)
+	cat, err := loadCatalog(base, packs.packs)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +184,51 @@ func (f *Finder) Close() error {
 		return f.engine.Close()
 	}
 	return nil
+}
+
+// catalogs keeps the last catalog this process read, by its packs' contents and the cache
+// directory: a catalog is a function of its packs alone, and reading it, even from its JSON cache,
+// was half of New in a process that makes Finders one after another. It is used while its cache
+// file is as it was, so that a process still reads (and rewrites) a cache file someone changed.
+var catalogs struct {
+	mu   sync.Mutex
+	key  string
+	file string // the catalog's cache file as last seen, by observe.StatSeen
+	cat  *catalog.Catalog
+}
+
+// loadCatalog is catalog.Cached, remembered for the next Finder made with the same packs.
+func loadCatalog(base string, packs []catalog.Pack) (*catalog.Catalog, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q\x00", base)
+	for _, p := range packs {
+		fmt.Fprintf(h, "%q\x00%d\x00", p.Name, len(p.Data))
+		h.Write(p.Data)
+	}
+	key := string(h.Sum(nil))
+	catalogs.mu.Lock()
+	if catalogs.key == key && catalogFileSeen(base, catalogs.cat) == catalogs.file {
+		defer catalogs.mu.Unlock()
+		return catalogs.cat, nil
+	}
+	catalogs.mu.Unlock()
+	cat, err := catalog.Cached(base, packs...)
+	if err != nil {
+		return nil, err
+	}
+	catalogs.mu.Lock()
+	catalogs.key, catalogs.file, catalogs.cat = key, catalogFileSeen(base, cat), cat
+	catalogs.mu.Unlock()
+	return cat, nil
+}
+
+// catalogFileSeen is a stat of the file catalog.Cached keeps cat in under base.
+func catalogFileSeen(base string, cat *catalog.Catalog) string {
+	if base == "" {
+		return ""
+	}
+	fi, err := os.Stat(filepath.Join(base, "catalog-"+cat.Hash()[:32]+".json"))
+	return observe.StatSeen(fi, err)
 }
 
 // cacheBase is the directory of the on-disk caches, or "" when they are off.

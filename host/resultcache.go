@@ -13,6 +13,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
@@ -25,13 +26,21 @@ import (
 // instantiated at all. Loading is never answered from it: what a process has loaded is its own.
 const resultCacheVersion = 1
 
+// resultCacheLayout is part of the key, so that a pathfinder that knows another layout never reads
+// an entry of this one: one that did not know Sites would take an entry whose discovery
+// observations are kept as a hash for one whose observations are all in Seen.
+const resultCacheLayout = "sites-by-hash"
+
 type cachedResult struct {
-	Version int                   `json:"version"`
-	Key     string                `json:"key"`
-	Library *Library              `json:"library,omitempty"`
-	Err     *cachedError          `json:"error,omitempty"`
-	Live    []string              `json:"live,omitempty"` // names the already-loaded step re-checks: process state is not cacheable
-	Seen    []observe.Observation `json:"seen"`
+	Version int          `json:"version"`
+	Key     string       `json:"key"`
+	Library *Library     `json:"library,omitempty"`
+	Err     *cachedError `json:"error,omitempty"`
+	Live    []string     `json:"live,omitempty"` // names the already-loaded step re-checks: process state is not cacheable
+	// Sites is the hash of what site-packages discovery observed, when the search used it; those
+	// observations are not repeated in Seen. See discoveryHash.
+	Sites string                `json:"sites,omitempty"`
+	Seen  []observe.Observation `json:"seen"`
 }
 
 type cachedError struct {
@@ -45,8 +54,8 @@ func (f *Finder) resultKey(kind Kind, name string) string {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "pathfinder result %d\x00%s\x00%s\x00%s\x00%x\x00%s\x00%s\x00",
-		resultCacheVersion, kind, name, f.platform, f.cfg.hash.Sum(nil), f.catalog.Hash(), builtin.StepsModuleHash())
+	fmt.Fprintf(h, "pathfinder result %d\x00%s\x00%s\x00%s\x00%s\x00%x\x00%s\x00%s\x00",
+		resultCacheVersion, resultCacheLayout, kind, name, f.platform, f.cfg.hash.Sum(nil), f.catalog.Hash(), builtin.StepsModuleHash())
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -66,13 +75,19 @@ func (f *Finder) cachedFind(kind Kind, name string) (*Explanation, bool) {
 		return nil, false
 	}
 	var c cachedResult
-	if json.Unmarshal(data, &c) != nil || c.Version != resultCacheVersion || c.Key != key || (c.Library == nil) == (c.Err == nil) || len(c.Seen) == 0 {
+	if decodeEntry(data, &c) != nil || c.Version != resultCacheVersion || c.Key != key || (c.Library == nil) == (c.Err == nil) || len(c.Seen) == 0 {
+		return nil, false
+	}
+	if c.Sites != "" && c.Sites != f.discoveryHash() {
 		return nil, false
 	}
 	if observe.Check(c.Seen, f.opts.getenv) != "" {
 		return nil, false
 	}
 	for _, n := range c.Live {
+		if loader.StillAbsent(n) && observedLoaderSearch(c.Seen, n) {
+			continue
+		}
 		if _, loaded := loader.Loaded(n); loaded {
 			return nil, false
 		}
@@ -115,6 +130,7 @@ func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 			c.Live = f.FileNames(ex.Kind, ex.Name)
 		}
 	}
+	c.Sites, c.Seen = f.splitDiscovery(c.Seen)
 	if exe, err := os.Executable(); err == nil {
 		fi, err := os.Stat(exe)
 		c.Seen = append(slices.Clone(c.Seen), observe.Observation{Path: exe, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
@@ -124,4 +140,70 @@ func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 		return
 	}
 	cachefile.Write(f.resultPath(key), data)
+}
+
+// A Finder discovers the site-packages directories once (sitePackages) and every search it runs
+// uses what that discovery found, so an entry that depended on discovery holds for this Finder
+// exactly when its discovery saw what this Finder's saw. An entry keeps the hash of its discovery's
+// observations in place of the observations themselves, and a lookup compares it with the hash of
+// this Finder's own discovery: each discovery observation is made once per Finder, not once per name
+// (the listing of /usr/lib, the python3 on PATH, every site directory, ...). Everything else an
+// entry observed is still re-checked on every lookup.
+
+// discoveryHash is the hash of this Finder's site-packages discovery; it runs discovery if no search
+// has yet.
+func (f *Finder) discoveryHash() string {
+	f.sitePackages(nil)
+	f.discoveryOnce.Do(func() { f.discovery = hashObservations(f.sitesSeen) })
+	return f.discovery
+}
+
+// splitDiscovery takes out of seen what this Finder's discovery observed, and returns its hash in
+// their place, when the search depended on discovery: when seen holds every observation of it, as
+// discovery made them. Otherwise seen is returned whole and is re-checked whole.
+func (f *Finder) splitDiscovery(seen []observe.Observation) (string, []observe.Observation) {
+	hash := f.discoveryHash()
+	disc := make(map[observe.Observation]bool, len(f.sitesSeen))
+	for _, o := range f.sitesSeen {
+		disc[o] = true
+	}
+	var rest []observe.Observation
+	for _, o := range seen {
+		if !disc[o] {
+			rest = append(rest, o)
+		}
+	}
+	if len(disc) == 0 || len(seen)-len(rest) != len(disc) {
+		return "", seen
+	}
+	return hash, rest
+}
+
+func hashObservations(list []observe.Observation) string {
+	h := sha256.New()
+	for _, o := range list {
+		fmt.Fprintf(h, "%q %q %q %q\n", o.Root, o.Path, o.What, o.Seen)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// observedLoaderSearch reports whether seen holds the OS loader's search for soname, as the system
+// step's model of it recorded it: LD_LIBRARY_PATH, the ld.so.cache file and the places it looked for
+// soname. Then, with those unchanged, an RTLD_NOLOAD look for soname would search as before, and if
+// no library was loaded or unloaded since it last found nothing (loader.StillAbsent), it would find
+// nothing again: the look, a file-system search by glibc, is skipped.
+func observedLoaderSearch(seen []observe.Observation, soname string) bool {
+	var env, cache, place bool
+	for _, o := range seen {
+		switch {
+		case o.Root != "":
+		case o.What == observe.Env && o.Path == "LD_LIBRARY_PATH":
+			env = true
+		case o.What == observe.Stat && o.Path == ldso.DefaultCachePath:
+			cache = true
+		case o.What == observe.Stat && filepath.Base(o.Path) == soname:
+			place = true
+		}
+	}
+	return env && cache && place
 }

@@ -3,9 +3,16 @@ package host
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
 // findFresh finds name with a fresh Finder (a new process, as far as the cache can tell) and reports
@@ -120,4 +127,169 @@ func asSearchError(err error, se **SearchError) bool {
 	e, ok := err.(*SearchError)
 	*se = e
 	return ok && strings.HasPrefix(err.Error(), "pathfinder: ")
+}
+
+// cachedEntry reads the result-cache entry a Finder would use for a dynamic library.
+func cachedEntry(t *testing.T, f *Finder, name string) cachedResult {
+	t.Helper()
+	data, ok := cachefile.Read(f.resultPath(f.resultKey(DynamicLib, name)))
+	var c cachedResult
+	if !ok || decodeEntry(data, &c) != nil {
+		t.Fatalf("no readable entry for %s", name)
+	}
+	return c
+}
+
+// TestResultCache_discovery: an entry keeps site-packages discovery as the hash of what it observed,
+// checked once per Finder against the Finder's own discovery; a change to anything discovery looks
+// at is still a fresh answer, and what each name observed is still re-checked name by name.
+func TestResultCache_discovery(t *testing.T) {
+	cache, home := t.TempDir(), t.TempDir()
+	venv := t.TempDir()
+	site := filepath.Join(venv, "lib", "python3.12", "site-packages")
+	lib := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	env := testEnv{"PATHFINDER_CACHE_DIR": cache, "HOME": home, "VIRTUAL_ENV": venv, "PATH": "/nonexistent"}
+
+	if got, err, hit := findFresh(t, env, "", "cudart"); err != nil || hit || got.Path != lib {
+		t.Fatalf("first find: %+v %v hit=%v", got, err, hit)
+	}
+	f := newFinder(t, env, "")
+	c := cachedEntry(t, f, "cudart")
+	if c.Sites == "" || c.Sites != f.discoveryHash() {
+		t.Fatalf("entry's discovery hash %q, the Finder's %q", c.Sites, f.discoveryHash())
+	}
+	for _, o := range c.Seen {
+		if o.Path == "VIRTUAL_ENV" || o.Path == filepath.Join(venv, "lib") {
+			t.Fatalf("a discovery observation kept in Seen: %+v", o)
+		}
+	}
+	if _, err, hit := findFresh(t, env, "", "cudart"); err != nil || !hit {
+		t.Fatalf("unchanged: %v hit=%v", err, hit)
+	}
+
+	// A newer Python's site-packages appears in the venv: discovery sees it first, so the answer is
+	// the library there, although nothing cudart's own search looked at changed.
+	newer := put(t, filepath.Join(venv, "lib", "python3.13", "site-packages"), "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	if got, err, hit := findFresh(t, env, "", "cudart"); err != nil || hit || got.Path != newer {
+		t.Fatalf("a new site-packages: %+v %v hit=%v, want a fresh answer %s", got, err, hit, newer)
+	}
+	// Another value of a variable only discovery reads.
+	env["PYTHONUSERBASE"] = t.TempDir()
+	if _, err, hit := findFresh(t, env, "", "cudart"); err != nil || hit {
+		t.Fatalf("a variable discovery reads changed: %v hit=%v", err, hit)
+	}
+	if _, err, hit := findFresh(t, env, "", "cudart"); err != nil || !hit {
+		t.Fatalf("unchanged again: %v hit=%v", err, hit)
+	}
+
+	// In one Finder, with discovery shared: a name's own observations are re-checked each time it is
+	// asked. nvrtc is not found, then appears where its search looked, and is found by the same Finder.
+	g := newFinder(t, env, "")
+	if _, err := g.Find(bg, "cudart"); err != nil || g.searches.Load() != 0 {
+		t.Fatalf("cudart: %v, %d searches", err, g.searches.Load())
+	}
+	if _, err := g.Find(bg, "nvrtc"); err == nil {
+		t.Fatal("nvrtc found before it exists")
+	}
+	if _, err := newFinder(t, env, "").Find(bg, "nvrtc"); err == nil {
+		t.Fatal("nvrtc found before it exists")
+	}
+	nvrtc := put(t, filepath.Join(venv, "lib", "python3.13", "site-packages"), "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
+	if got, err := g.Find(bg, "nvrtc"); err != nil || got.Path != nvrtc {
+		t.Fatalf("nvrtc after it appeared: %+v, %v; want %s", got, err, nvrtc)
+	}
+}
+
+// Test_splitDiscovery: discovery's observations are taken out of an entry only when the search
+// recorded every one of them as discovery saw them; otherwise the entry keeps them all.
+func Test_splitDiscovery(t *testing.T) {
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": t.TempDir()}, "")
+	hash := f.discoveryHash()
+	disc := slices.Clone(f.sitesSeen)
+	own := observe.Observation{Path: "/x", What: observe.Stat, Seen: "absent"}
+	changed := slices.Clone(disc)
+	changed[0].Seen += " (another value)"
+	tests := []struct {
+		name      string
+		seen      []observe.Observation
+		wantSites string
+		wantSeen  []observe.Observation
+	}{
+		{"all of discovery", append(slices.Clone(disc), own), hash, []observe.Observation{own}},
+		{"none of it", []observe.Observation{own}, "", []observe.Observation{own}},
+		{"part of it", append(slices.Clone(disc[1:]), own), "", append(slices.Clone(disc[1:]), own)},
+		{"one seen otherwise", append(changed, own), "", append(slices.Clone(changed), own)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sites, seen := f.splitDiscovery(tt.seen)
+			if sites != tt.wantSites || !slices.Equal(seen, tt.wantSeen) {
+				t.Fatalf("splitDiscovery = %q, %+v; want %q, %+v", sites, seen, tt.wantSites, tt.wantSeen)
+			}
+		})
+	}
+}
+
+// TestResultCache_loadedSince: a not-found answer is not used once a library of that name has been
+// loaded into the process, even when the answer was checked (and the loader's look skipped) before.
+func TestResultCache_loadedSince(t *testing.T) {
+	if !loader.Available {
+		t.Skip(loader.ErrUnavailable)
+	}
+	env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir()}
+	soname := newFinder(t, env, "").FileNames(DynamicLib, "custabilizer")[0]
+	if _, ok := loader.Loaded(soname); ok {
+		t.Fatalf("%s is already in the process", soname)
+	}
+	if _, err, _ := findFresh(t, env, "", "custabilizer"); err == nil {
+		t.Fatal("custabilizer found")
+	}
+	if c := cachedEntry(t, newFinder(t, env, ""), "custabilizer"); !slices.Contains(c.Live, soname) || !observedLoaderSearch(c.Seen, soname) {
+		t.Fatalf("the entry does not hold the loader's search for %s: live %q", soname, c.Live)
+	}
+	for range 2 { // the second is answered with the loader's look skipped
+		if _, err, hit := findFresh(t, env, "", "custabilizer"); err == nil || !hit {
+			t.Fatalf("not found, cached: %v hit=%v", err, hit)
+		}
+	}
+	if !loader.StillAbsent(soname) {
+		t.Fatal("the absence was not remembered")
+	}
+	lib := put(t, t.TempDir(), soname, elfLib(t, soname))
+	if _, err := loader.Open(lib, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err, hit := findFresh(t, env, "", "custabilizer")
+	if err != nil || hit || got.Path != lib || got.Step != StepAlreadyLoaded {
+		t.Fatalf("after loading %s: %+v, %v, hit=%v; want it already loaded", lib, got, err, hit)
+	}
+}
+
+// Test_loadCatalog: the catalog a process remembers is used again only for the same packs, the same
+// cache directory and an unchanged cache file.
+func Test_loadCatalog(t *testing.T) {
+	base := t.TempDir()
+	packs := []catalog.Pack{{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()}}
+	first, err := loadCatalog(base, packs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := loadCatalog(base, packs); again != first {
+		t.Fatal("the same packs were read again")
+	}
+	extra := append(slices.Clone(packs), catalog.Pack{Name: "/x/extra.toml", Data: []byte("[[library]]\nname = \"extra\"\npackaged_with = \"other\"\nlinux_sonames = [\"libextra.so.1\"]\n")})
+	if other, err := loadCatalog(base, extra); err != nil || other == first {
+		t.Fatalf("another pack set: %v, same catalog %v", err, other == first)
+	}
+	if other, _ := loadCatalog(t.TempDir(), packs); other == first {
+		t.Fatal("another cache directory: the remembered catalog")
+	}
+	now, _ := loadCatalog(base, packs)
+	file := filepath.Join(base, "catalog-"+now.Hash()[:32]+".json")
+	if err := os.WriteFile(file, []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := loadCatalog(base, packs); again == now {
+		t.Fatal("the cache file changed, and it was not read again")
+	}
 }

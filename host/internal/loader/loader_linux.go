@@ -41,8 +41,12 @@ func Open(path string, deepbind bool) (Library, error) {
 
 // Loaded reports whether a library with this soname is already in the process, without loading it.
 func Loaded(soname string) (Library, bool) {
+	gen, counted := linkMapGeneration() // before the look: a load during it makes the answer stale
 	h, err := purego.Dlopen(soname, purego.RTLD_NOW|rtldNoload)
 	if err != nil || h == 0 {
+		if counted {
+			absent.note(soname, gen)
+		}
 		return Library{}, false
 	}
 	abs, err := pathOf(h)
@@ -50,6 +54,88 @@ func Loaded(soname string) (Library, bool) {
 		return Library{}, false
 	}
 	return Library{Handle: h, Path: abs}, true
+}
+
+// StillAbsent reports whether Loaded last said soname was not in the process and the process's
+// link map is as it was then: glibc's counts of objects ever added to it and removed from it are
+// unchanged, so no library was loaded or unloaded since. RTLD_NOLOAD makes glibc search the file
+// system for the name as dlopen would, and matches what it finds against the loaded objects by
+// file identity; that search is not repeated here, so a caller must know by other means that it
+// would find what it found before (the result cache's record of the loader's search places).
+func StillAbsent(soname string) bool {
+	gen, counted := linkMapGeneration()
+	return counted && absent.holds(soname, gen)
+}
+
+// absent is what Loaded found not loaded, at which link-map generation.
+var absent absences
+
+type absences struct {
+	mu    sync.Mutex
+	gen   generation
+	names map[string]bool
+}
+
+type generation struct{ adds, subs uint64 }
+
+func (a *absences) note(soname string, gen generation) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gen != gen || a.names == nil {
+		a.gen, a.names = gen, map[string]bool{}
+	}
+	a.names[soname] = true
+}
+
+func (a *absences) holds(soname string, gen generation) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gen == gen && a.names[soname]
+}
+
+// dlPhdrInfo is the start of glibc's struct dl_phdr_info, up to the counters.
+type dlPhdrInfo struct {
+	addr  uintptr
+	name  uintptr
+	phdr  uintptr
+	phnum uint16
+	adds  uint64
+	subs  uint64
+}
+
+var (
+	phdrOnce sync.Once
+	phdrFn   uintptr // dl_iterate_phdr
+	phdrCB   uintptr
+	phdrMu   sync.Mutex // one walk at a time: the callback reports through phdrGen
+	phdrGen  generation
+	phdrOK   bool
+)
+
+// linkMapGeneration reads glibc's dlpi_adds and dlpi_subs: how many objects were ever added to and
+// removed from the link map. dl_iterate_phdr reports them for every object; the first is enough.
+func linkMapGeneration() (generation, bool) {
+	phdrOnce.Do(func() {
+		fn, err := purego.Dlsym(purego.RTLD_DEFAULT, "dl_iterate_phdr")
+		if err != nil {
+			return
+		}
+		phdrCB = purego.NewCallback(func(info *dlPhdrInfo, size uintptr, _ uintptr) uintptr {
+			if size >= unsafe.Offsetof(info.subs)+unsafe.Sizeof(info.subs) {
+				phdrGen, phdrOK = generation{info.adds, info.subs}, true
+			}
+			return 1 // stop after the first object
+		})
+		phdrFn = fn
+	})
+	if phdrFn == 0 {
+		return generation{}, false
+	}
+	phdrMu.Lock()
+	defer phdrMu.Unlock()
+	phdrOK = false
+	purego.SyscallN(phdrFn, phdrCB, 0)
+	return phdrGen, phdrOK
 }
 
 var (

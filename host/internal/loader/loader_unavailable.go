@@ -14,3 +14,6 @@ func Loaded(soname string) (Library, bool) { return Library{}, false }
 // AddDLLDirectory is for Windows, where a DLL's own dependencies are found through it; elsewhere
 // there is nothing to do.
 func AddDLLDirectory(dir string) error { return nil }
+
+// StillAbsent is false in this build: there is nothing to remember.
+func StillAbsent(soname string) bool { return false }

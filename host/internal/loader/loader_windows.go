@@ -136,3 +136,7 @@ func pathHas(list, dir string) bool {
 	}
 	return false
 }
+
+// StillAbsent is always false on Windows: GetModuleHandleEx does not search the file system, so
+// Loaded is cheap to ask again.
+func StillAbsent(name string) bool { return false }

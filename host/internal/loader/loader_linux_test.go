@@ -1,0 +1,66 @@
+//go:build linux && !pathfinder_static
+
+package loader
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// gccLib builds a shared library with the given soname in dir.
+func gccLib(t *testing.T, dir, soname string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	src, out := filepath.Join(dir, soname+".c"), filepath.Join(dir, soname)
+	if b, err := exec.Command("sh", "-c", `echo 'int marker(void){return 1;}' > "$1" && gcc -shared -fPIC -Wl,-soname,"$2" -o "$3" "$1"`, "sh", src, soname, out).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	return out
+}
+
+// TestStillAbsent: an absence is remembered only while nothing is loaded into the process; a
+// library loaded since, this one or another, is seen again by Loaded.
+func TestStillAbsent(t *testing.T) {
+	dir := t.TempDir()
+	target := gccLib(t, dir, "libpathfinder-stillabsent.so.1")
+	other := gccLib(t, dir, "libpathfinder-stillabsent-other.so.1")
+	if _, ok := linkMapGeneration(); !ok {
+		t.Fatal("dl_iterate_phdr reported no link-map counts")
+	}
+	if StillAbsent("libpathfinder-stillabsent.so.1") {
+		t.Fatal("absent before anyone looked")
+	}
+	if _, ok := Loaded("libpathfinder-stillabsent.so.1"); ok {
+		t.Fatal("loaded before it was loaded")
+	}
+	if !StillAbsent("libpathfinder-stillabsent.so.1") {
+		t.Fatal("the absence Loaded found is not remembered")
+	}
+	if StillAbsent("libpathfinder-stillabsent-unasked.so.1") {
+		t.Fatal("a name never asked for is remembered as absent")
+	}
+	// Another library loaded: the link map changed, so nothing is known to be absent any more.
+	if _, err := Open(other, false); err != nil {
+		t.Fatal(err)
+	}
+	if StillAbsent("libpathfinder-stillabsent.so.1") {
+		t.Fatal("still absent after the link map changed")
+	}
+	if _, ok := Loaded("libpathfinder-stillabsent.so.1"); ok || !StillAbsent("libpathfinder-stillabsent.so.1") {
+		t.Fatal("not remembered again after a fresh look")
+	}
+	// The library itself loaded: Loaded must see it, and it is not absent.
+	lib, err := Open(target, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if StillAbsent("libpathfinder-stillabsent.so.1") {
+		t.Fatal("absent after it was loaded")
+	}
+	if l, ok := Loaded("libpathfinder-stillabsent.so.1"); !ok || l.Path != lib.Path {
+		t.Fatalf("Loaded after loading = %+v, %v; want %s", l, ok, lib.Path)
+	}
+}
