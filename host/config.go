@@ -2,16 +2,20 @@ package host
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -136,11 +140,42 @@ func userDir(getenv func(string) string, xdgVar, fallback string) string {
 	return ""
 }
 
-func loadConfig(opts *Options) (*config, error) {
+// builtinLayer is the built-in defaults applied once per process: decoding them and finding each
+// key's position was a fifth of a warm Finder's start. Each Finder gets its own copy.
+var builtinLayer = sync.OnceValues(func() (*config, error) {
 	c := &config{libraryOrder: map[string][]string{}, plugins: map[string]*pluginConfig{}, hash: sha256.New()}
-	if err := c.apply("builtin:pathfinder.toml", builtin.DefaultConfig()); err != nil {
+	return c, c.apply("builtin:pathfinder.toml", builtin.DefaultConfig())
+})
+
+// clone copies c deeply enough that applying more layers to the copy leaves c as it was (layers
+// replace slices and maps whole; noteValue edits a setting in place, so settings are copied).
+func (c *config) clone() *config {
+	n := *c
+	n.libraryOrder = maps.Clone(c.libraryOrder)
+	n.plugins = make(map[string]*pluginConfig, len(c.plugins))
+	for k, p := range c.plugins {
+		q := *p
+		n.plugins[k] = &q
+	}
+	n.origins = make(map[string]*setting, len(c.origins))
+	for k, s := range c.origins {
+		v := *s
+		n.origins[k] = &v
+	}
+	n.files = slices.Clone(c.files)
+	n.packDirs = slices.Clone(c.packDirs)
+	state, _ := c.hash.(encoding.BinaryMarshaler).MarshalBinary()
+	n.hash = sha256.New()
+	n.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(state)
+	return &n
+}
+
+func loadConfig(opts *Options) (*config, error) {
+	base, err := builtinLayer()
+	if err != nil {
 		return nil, err
 	}
+	c := base.clone()
 	optional, required := configLayers(opts)
 	for _, name := range optional {
 		data, err := os.ReadFile(name)

@@ -3,8 +3,10 @@ package host
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFind_canaryDlopenProbe: with [system] resolve = "dlopen" the canary's toolkit is where the
@@ -76,5 +78,40 @@ func TestConfig_systemResolve(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want %q", tt.config, err, tt.want)
 		}
+	}
+}
+
+// TestConfig_builtinLayerShared: the built-in layer is applied once per process; what one Finder's
+// layers change never shows in the next Finder's configuration.
+func TestConfig_builtinLayerShared(t *testing.T) {
+	edited := newFinder(t, testEnv{}, "[search]\norder = [\"wheels\"]\n[plugin.wheels]\ntimeout = \"9s\"\nread = [\"/opt\"]\n[system]\nresolve = \"dlopen\"\n")
+	plain := newFinder(t, testEnv{}, "")
+	get := func(f *Finder, key string) Setting {
+		for _, s := range f.Settings() {
+			if s.Key == key {
+				return s
+			}
+		}
+		return Setting{}
+	}
+	for key, want := range map[string]string{
+		"search.order": `["wheels"]`, "plugin.wheels.timeout": `"9s"`, "plugin.wheels.read": `["/opt"]`, "system.resolve": `"dlopen"`,
+	} {
+		if got := get(edited, key).TOML; got != want {
+			t.Errorf("edited %s = %s, want %s", key, got, want)
+		}
+		if got := get(plain, key); got.TOML == want || !strings.HasPrefix(got.Origin, "builtin:") {
+			t.Errorf("plain Finder's %s = %s from %s: the other Finder's layer leaked", key, got.TOML, got.Origin)
+		}
+	}
+	if w := plain.cfg.plugins["wheels"]; w.timeout != 5*time.Second || slices.Contains(w.read, "/opt") || slices.Equal(plain.cfg.order, []string{"wheels"}) {
+		t.Errorf("the other Finder's layer changed this one's wheels step: %+v, order %v", w, plain.cfg.order)
+	}
+	if !edited.cfg.resolveDlopen || plain.cfg.resolveDlopen {
+		t.Error("system.resolve leaked between Finders")
+	}
+	if base, _ := builtinLayer(); string(plain.cfg.hash.Sum(nil)) == string(edited.cfg.hash.Sum(nil)) ||
+		string(plain.cfg.hash.Sum(nil)) != string(base.clone().hash.Sum(nil)) {
+		t.Error("the config hash does not follow the layers")
 	}
 }
