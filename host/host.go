@@ -227,7 +227,7 @@ func catalogFileSeen(base string, cat *catalog.Catalog) string {
 	if base == "" {
 		return ""
 	}
-	fi, err := os.Stat(filepath.Join(base, "catalog-"+cat.Hash()[:32]+".json"))
+	fi, err := os.Stat(catalog.CacheFile(base, cat.Hash()))
 	return observe.StatSeen(fi, err)
 }
 

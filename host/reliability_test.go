@@ -824,7 +824,7 @@ func TestFaults_catalogCache(t *testing.T) {
 			base := t.TempDir()
 			env := testEnv{"PATHFINDER_CACHE_DIR": base}
 			want := newFinder(t, env, "").FileNames(DynamicLib, "cudart")
-			files, _ := filepath.Glob(filepath.Join(base, "catalog-*.json"))
+			files, _ := filepath.Glob(filepath.Join(base, "catalog-*.bin"))
 			if len(files) != 1 || len(want) == 0 {
 				t.Fatalf("catalog cache files %v, cudart's names %v", files, want)
 			}

@@ -285,7 +285,7 @@ func Test_loadCatalog(t *testing.T) {
 		t.Fatal("another cache directory: the remembered catalog")
 	}
 	now, _ := loadCatalog(base, packs)
-	file := filepath.Join(base, "catalog-"+now.Hash()[:32]+".json")
+	file := catalog.CacheFile(base, now.Hash())
 	if err := os.WriteFile(file, []byte("changed"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,10 +25,21 @@ type Setting struct {
 	Origin string `json:"origin"` // "builtin:pathfinder.toml:17:1", "/etc/pathfinder/pathfinder.toml:3:1", or "default"
 }
 
-// setting is a key's last value and where it was set.
+// setting is a key's last value and where it was set: the layer's name and contents, so that the
+// position is found only when someone asks (finding it for every key was most of a config's load).
 type setting struct {
-	value  any
-	origin string // file:line:col, or the file alone when the position cannot be told
+	value any
+	file  string
+	data  []byte
+	key   []string
+}
+
+// origin is file:line:col, or the file alone when the position cannot be told.
+func (s *setting) origin() string {
+	if line, col := tomlx.Position(s.data, s.key); line > 0 {
+		return fmt.Sprintf("%s:%d:%d", s.file, line, col)
+	}
+	return s.file
 }
 
 // noteOrigins records, for every key the layer name sets, its value and position: the last layer to
@@ -70,11 +82,7 @@ func (c *config) noteOrigins(name string, data []byte, f *configFile) {
 }
 
 func (c *config) noteOrigin(name string, data []byte, key []string, value any) {
-	origin := name
-	if line, col := tomlx.Position(data, key); line > 0 {
-		origin = fmt.Sprintf("%s:%d:%d", name, line, col)
-	}
-	c.origins[strings.Join(key, ".")] = &setting{value: value, origin: origin}
+	c.origins[strings.Join(key, ".")] = &setting{value: value, file: name, data: data, key: slices.Clone(key)}
 }
 
 // noteValue replaces the recorded value of key by what it was resolved to (an absolute path).
@@ -87,7 +95,7 @@ func (c *config) noteValue(key string, value any) {
 // originOf is where key was last set ("file:line:col"), or "".
 func (c *config) originOf(key string) string {
 	if s := c.origins[key]; s != nil {
-		return s.origin
+		return s.origin()
 	}
 	return ""
 }
@@ -120,7 +128,7 @@ func (f *Finder) Settings() []Setting {
 	c := f.cfg
 	var out []Setting
 	for key, s := range c.origins {
-		out = append(out, Setting{Key: key, Value: s.value, Origin: s.origin})
+		out = append(out, Setting{Key: key, Value: s.value, Origin: s.origin()})
 	}
 	for _, p := range c.plugins {
 		defaults := map[string]any{

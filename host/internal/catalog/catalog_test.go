@@ -162,7 +162,7 @@ func TestCached(t *testing.T) {
 		}
 	}
 	// A corrupt cache file is ignored, and a bad pack is still an error.
-	files, _ := filepath.Glob(filepath.Join(dir, "catalog-*.json"))
+	files, _ := filepath.Glob(filepath.Join(dir, "catalog-*.bin"))
 	if len(files) != 1 {
 		t.Fatalf("cache files %v", files)
 	}
@@ -172,5 +172,47 @@ func TestCached(t *testing.T) {
 	}
 	if _, err := Cached(dir, Pack{Name: "bad", Data: []byte("[[library]]\n")}); err == nil {
 		t.Fatal("a bad pack was accepted through the cache")
+	}
+}
+
+// FuzzDecodeEntries: any bytes decode to an error or to entries that encode back to the same bytes.
+func FuzzDecodeEntries(f *testing.F) {
+	c, _ := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	var entries []*Entry
+	for _, n := range c.Names(abi.KindHeaderDir)[:3] {
+		e, _ := c.Lookup(abi.KindHeaderDir, n)
+		entries = append(entries, e)
+	}
+	f.Add(encodeEntries("h", entries))
+	f.Add(encodeEntries("h", nil))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := decodeEntries(data, "h")
+		if err != nil {
+			return
+		}
+		// The bytes may differ (a varint has more than one spelling); the entries may not.
+		back, err := decodeEntries(encodeEntries("h", got), "h")
+		values := func(es []*Entry) (s string) {
+			for _, e := range es {
+				s += fmt.Sprintf("%+v\n", *e)
+			}
+			return s
+		}
+		if err != nil || values(back) != values(got) {
+			t.Fatalf("entries do not survive a round trip: %v\n%s", err, values(got))
+		}
+	})
+}
+
+func TestDecodeEntries_otherLayout(t *testing.T) {
+	data := encodeEntries("h", []*Entry{{Kind: abi.KindDynamicLib}})
+	if _, err := decodeEntries(data, "other-hash"); err == nil {
+		t.Error("a file for other packs was read")
+	}
+	saved := layout
+	layout = saved + "NewField:string;"
+	defer func() { layout = saved }()
+	if _, err := decodeEntries(data, "h"); err == nil {
+		t.Error("a file written for another layout of Entry was read")
 	}
 }
