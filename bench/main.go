@@ -90,14 +90,16 @@ func run(n int) error {
 	}
 
 	var rs []result
-	add := func(r result) { rs = append(rs, r) }
-	add(procCase("hello-world Go binary", "", "", n, func() *exec.Cmd { return exec.Command(bins["hello"]) }))
-	add(procCase("native search for cudart, fresh process (floor)", "", "", n, func() *exec.Cmd {
-		cmd := exec.Command(bins["native"], "cudart")
-		cmd.Env = env
-		return cmd
-	}))
-	add(procCase("find cudart, caches warm, nothing changed", "≤ 4× hello", "hello-world Go binary", n, pf(warm, "find", "cudart")))
+	add := func(cases ...spec) { rs = append(rs, measure(cases)...) }
+	// A case and the baseline of its ratio are measured round-robin in one add, so that drift on a
+	// shared machine weighs on both alike.
+	add(procCase("hello-world Go binary", "", "", n, func() *exec.Cmd { return exec.Command(bins["hello"]) }),
+		procCase("native search for cudart, fresh process (floor)", "", "", n, func() *exec.Cmd {
+			cmd := exec.Command(bins["native"], "cudart")
+			cmd.Env = env
+			return cmd
+		}),
+		procCase("find cudart, caches warm, nothing changed", "≤ 4× hello", "hello-world Go binary", n, pf(warm, "find", "cudart")))
 	touch := func(p string) func() *exec.Cmd {
 		mk := pf(warm, "find", "cudart")
 		return func() *exec.Cmd {
@@ -139,7 +141,7 @@ func run(n int) error {
 			return cmd
 		}))
 	} else {
-		add(result{name: "python cuda.pathfinder", note: "skipped: python3 cannot import cuda.pathfinder on this machine"})
+		rs = append(rs, result{name: "python cuda.pathfinder", note: "skipped: python3 cannot import cuda.pathfinder on this machine"})
 	}
 
 	// In process, with the warm caches.
@@ -158,19 +160,19 @@ func run(n int) error {
 	add(loopCase("in-process Find, repeated", "≤ 1 µs", "", n, 100000, func() { f.Find(ctx, "cudart") }))
 	add(loopCase("in-process Load, repeated", "≤ 1 µs", "", n, 100000, func() { f.Load(ctx, "cudart") }))
 	allWarm := fmt.Sprintf("in-process find of all %d, new Finder, warm", len(all))
+	sites := []string{site}
 	add(loopCase(allWarm, "≤ 3× native", "in-process native search of all (floor)", n, 3, func() {
 		g, _ := host.New(host.Options{})
 		for _, name := range all {
 			g.Find(ctx, name)
 		}
 		g.Close()
-	}))
-	sites := []string{site}
-	add(loopCase("in-process native search of all (floor)", "", "", n, 20, func() {
-		for _, l := range libs {
-			nativefind.Find(l, sites)
-		}
-	}))
+	}),
+		loopCase("in-process native search of all (floor)", "", "", n, 20, func() {
+			for _, l := range libs {
+				nativefind.Find(l, sites)
+			}
+		}))
 	add(loopCase("in-process search, not remembered (Explain)", "", "", n, 20, func() { f.Explain(ctx, host.DynamicLib, "cudart") }))
 
 	fmt.Printf("pathfinder on a fake venv (%d of %d libraries present); %d runs per case; %s, %d CPUs\n\n", len(found), len(all), n, runtime.Version(), runtime.NumCPU())
@@ -201,34 +203,63 @@ func run(n int) error {
 	return nil
 }
 
-func procCase(name, target, base string, n int, mk func() *exec.Cmd) result {
-	r := result{name: name, target: target, base: base}
-	for range n {
+// spec is a case to measure: n samples of run, each a duration and a peak RSS in KiB (0 in process).
+type spec struct {
+	result
+	n   int
+	run func() (time.Duration, int64, error)
+}
+
+// measure takes the samples of cases round-robin (a, b, a, b, ...); a case that fails is reported
+// as failed and left out of the rounds after.
+func measure(cases []spec) []result {
+	failed := make([]bool, len(cases))
+	for round := range cases[0].n {
+		for i := range cases {
+			c := &cases[i]
+			if failed[i] || round >= c.n {
+				continue
+			}
+			d, rss, err := c.run()
+			if err != nil {
+				c.note, failed[i] = "failed: "+err.Error(), true
+				continue
+			}
+			c.times = append(c.times, d)
+			c.maxRSS = max(c.maxRSS, rss)
+		}
+	}
+	out := make([]result, len(cases))
+	for i, c := range cases {
+		out[i] = c.result
+	}
+	return out
+}
+
+// procCase runs a fresh process per sample.
+func procCase(name, target, base string, n int, mk func() *exec.Cmd) spec {
+	return spec{result{name: name, target: target, base: base}, n, func() (time.Duration, int64, error) {
 		cmd := mk()
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		d := time.Since(start)
 		var exit *exec.ExitError
 		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: something not found, a valid answer
-			return result{name: name, note: fmt.Sprintf("failed: %v: %s", err, strings.TrimSpace(string(out)))}
+			return 0, 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 		}
-		r.times = append(r.times, d)
-		r.maxRSS = max(r.maxRSS, peakRSS(cmd.ProcessState))
-	}
-	return r
+		return d, peakRSS(cmd.ProcessState), nil
+	}}
 }
 
-// loopCase times batches of iters calls and records the per-call time of each batch.
-func loopCase(name, target, base string, n, iters int, fn func()) result {
-	r := result{name: name, target: target, base: base}
-	for range n {
+// loopCase times a batch of iters calls per sample and records the per-call time.
+func loopCase(name, target, base string, n, iters int, fn func()) spec {
+	return spec{result{name: name, target: target, base: base}, n, func() (time.Duration, int64, error) {
 		start := time.Now()
 		for range iters {
 			fn()
 		}
-		r.times = append(r.times, time.Since(start)/time.Duration(iters))
-	}
-	return r
+		return time.Since(start) / time.Duration(iters), 0, nil
+	}}
 }
 
 func median(t []time.Duration) time.Duration {
