@@ -1,6 +1,7 @@
 package cachefile
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,15 @@ func TestReadWrite(t *testing.T) {
 	if got, ok := Read(p); !ok || string(got) != `{"x":1}` {
 		t.Fatalf("Read = %q, %v", got, ok)
 	}
+	// Around the size read in one go, and well past it.
+	for _, n := range []int{16<<10 - 66, 16<<10 - 65, 16<<10 - 64, 16 << 10, 100 << 10} {
+		data := bytes.Repeat([]byte("x"), n)
+		Write(p, data)
+		if got, ok := Read(p); !ok || !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes: Read gave %d bytes, %v", n, len(got), ok)
+		}
+	}
+	Write(p, []byte(`{"x":1}`))
 	raw, _ := os.ReadFile(p)
 	for name, bad := range map[string][]byte{
 		"truncated":    raw[:len(raw)-2],

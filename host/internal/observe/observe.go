@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -96,7 +97,12 @@ func StatSeen(fi fs.FileInfo, err error) string {
 	case err != nil:
 		return "error: " + unwrap(err).Error()
 	}
-	return fmt.Sprintf("%v %d %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), inode(fi))
+	b := make([]byte, 0, 80) // as fmt's "%v %d %d %d", without its cost: this runs for every re-check
+	b = append(b, fi.Mode().String()...)
+	b = strconv.AppendInt(append(b, ' '), fi.Size(), 10)
+	b = strconv.AppendInt(append(b, ' '), fi.ModTime().UnixNano(), 10)
+	b = strconv.AppendUint(append(b, ' '), inode(fi), 10)
+	return string(b)
 }
 
 // DirSeen encodes a directory listing by its sorted entry names.
