@@ -102,6 +102,7 @@ type Finder struct {
 	sitesSeen []observe.Observation // what discovering sites looked at
 
 	discoveryOnce sync.Once
+	keyBase       func() string // what every result-cache key of this Finder shares
 	discovery     string // the hash of sitesSeen, by which result-cache entries name what discovery saw
 
 	mu       sync.Mutex
@@ -164,6 +165,7 @@ func New(opts Options) (*Finder, error) {
 	if opts.Platform.OS != "" {
 		f.platform = opts.Platform
 	}
+	f.keyBase = sync.OnceValue(f.resultKeyBase)
 	if base != "" {
 		f.cacheDir = filepath.Join(base, "wazero-"+runtime.Version())
 		f.resultDir = filepath.Join(base, "results")

@@ -53,10 +53,14 @@ func (f *Finder) resultKey(kind Kind, name string) string {
 	if f.resultDir == "" {
 		return ""
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "pathfinder result %d\x00%s\x00%s\x00%s\x00%s\x00%x\x00%s\x00%s\x00",
-		resultCacheVersion, resultCacheLayout, kind, name, f.platform, f.cfg.hash.Sum(nil), f.catalog.Hash(), builtin.StepsModuleHash())
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256([]byte(f.keyBase() + string(kind) + "\x00" + name))
+	return hex.EncodeToString(sum[:])
+}
+
+// resultKeyBase is what every key of this Finder shares: the platform, config, packs and module.
+func (f *Finder) resultKeyBase() string {
+	return fmt.Sprintf("pathfinder result %d\x00%s\x00%s\x00%x\x00%s\x00%s\x00",
+		resultCacheVersion, resultCacheLayout, f.platform, f.cfg.hash.Sum(nil), f.catalog.Hash(), builtin.StepsModuleHash())
 }
 
 func (f *Finder) resultPath(key string) string {
