@@ -103,7 +103,7 @@ type Finder struct {
 
 	discoveryOnce sync.Once
 	keyBase       func() string // what every result-cache key of this Finder shares
-	discovery     string // the hash of sitesSeen, by which result-cache entries name what discovery saw
+	discovery     string        // the hash of sitesSeen, by which result-cache entries name what discovery saw
 
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
