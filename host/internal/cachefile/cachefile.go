@@ -61,7 +61,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, 16<<10)
+	b := make([]byte, 4<<10) // most entries are 1–2 KB
 	n, err := f.Read(b)
 	if err != nil && err != io.EOF {
 		return nil, err

@@ -14,7 +14,7 @@ func TestReadWrite(t *testing.T) {
 		t.Fatalf("Read = %q, %v", got, ok)
 	}
 	// Around the size read in one go, and well past it.
-	for _, n := range []int{16<<10 - 66, 16<<10 - 65, 16<<10 - 64, 16 << 10, 100 << 10} {
+	for _, n := range []int{4<<10 - 66, 4<<10 - 65, 4<<10 - 64, 4 << 10, 100 << 10} {
 		data := bytes.Repeat([]byte("x"), n)
 		Write(p, data)
 		if got, ok := Read(p); !ok || !bytes.Equal(got, data) {

@@ -128,14 +128,8 @@ func unwrap(err error) error {
 // It returns "" when all hold, else what changed first. getenv reads variables; a root is opened
 // with os.OpenRoot, so a confined observation is re-made with the same confinement.
 func Check(list []Observation, getenv func(string) string) string {
-	roots := map[string]*os.Root{}
-	defer func() {
-		for _, r := range roots {
-			if r != nil {
-				r.Close()
-			}
-		}
-	}()
+	c := checker{roots: map[string]*os.Root{}}
+	defer c.close()
 	for _, o := range list {
 		var now string
 		switch {
@@ -144,10 +138,14 @@ func Check(list []Observation, getenv func(string) string) string {
 		case o.Root == "":
 			now = seeHost(o)
 		default:
-			r, ok := roots[o.Root]
+			if seen, ok := c.statInDir(o); ok {
+				now = seen
+				break
+			}
+			r, ok := c.roots[o.Root]
 			if !ok {
 				r, _ = os.OpenRoot(o.Root)
-				roots[o.Root] = r
+				c.roots[o.Root] = r
 			}
 			if r == nil {
 				now = "root gone"
@@ -164,6 +162,28 @@ func Check(list []Observation, getenv func(string) string) string {
 		}
 	}
 	return ""
+}
+
+// checker holds what one Check opened: the roots, and the directories statInDir stats in.
+type checker struct {
+	roots map[string]*os.Root
+	dirs  map[[2]string]dirFD // by root and directory
+}
+
+// dirFD is a directory opened by statInDir's walk: its descriptor, or why there is none.
+type dirFD struct {
+	fd      int
+	absent  bool // the walk met a missing directory: everything under it is absent
+	decline bool // the walk met something r.Stat must judge (a symlink, an error)
+}
+
+func (c *checker) close() {
+	for _, r := range c.roots {
+		if r != nil {
+			r.Close()
+		}
+	}
+	c.closeDirs()
 }
 
 func seeHost(o Observation) string {
