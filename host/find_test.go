@@ -293,9 +293,9 @@ func TestGranted_validate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := g.validate(tt.path, &catalog.Entry{Kind: DynamicLib}, tt.plat)
+			_, got := g.check(tt.path, &catalog.Entry{Kind: DynamicLib}, tt.plat)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-				t.Fatalf("validate(%q) = %q, want %q", tt.path, got, tt.want)
+				t.Fatalf("check(%q) = %q, want %q", tt.path, got, tt.want)
 			}
 		})
 	}

@@ -42,8 +42,8 @@ func hostToolkitRoot(paths guestpath.Map, p string) (string, bool) {
 		return "", false
 	}
 	root, ok := abi.ToolkitRoot(g)
-	if !ok {
-		return "", false
+	if !ok || guestpath.IsVolumeRoot(root) {
+		return "", false // a whole drive or share is no toolkit root
 	}
 	h, err := paths.ToHost(root)
 	return h, err == nil

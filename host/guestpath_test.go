@@ -258,7 +258,8 @@ func TestHostToolkitRoot(t *testing.T) {
 		{"unix targets", guestpath.For("linux"), "/opt/cuda/targets/x86_64-linux/lib/libcudart.so.13", "/opt/cuda"},
 		{"windows bin/x64", windowsHost, `C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v13.0\bin\x64\cudart64_13.dll`, `C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v13.0`},
 		{"windows unc bin", windowsHost, `\\fs1\sw\cuda\bin\cudart64_13.dll`, `\\fs1\sw\cuda`},
-		{"windows drive root bin", windowsHost, `C:\bin\cudart64_13.dll`, `C:\`},
+		{"windows drive root bin: a whole drive is no toolkit", windowsHost, `C:\bin\cudart64_13.dll`, ""},
+		{"windows share root bin: a whole share is no toolkit", windowsHost, `\\fs1\sw\bin\cudart64_13.dll`, ""},
 		{"windows no toolkit layout", windowsHost, `C:\Windows\System32\nvcuda.dll`, ""},
 		{"windows device path", windowsHost, `\\.\C:\cuda\bin\cudart64_13.dll`, ""},
 	}

@@ -98,6 +98,7 @@ type Finder struct {
 	resultDir  string // the result cache, "" when off
 
 	sitesOnce sync.Once
+	sitesDone atomic.Bool // discovery has run
 	sites     []string
 	sitesSeen []observe.Observation // what discovering sites looked at
 

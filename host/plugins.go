@@ -260,14 +260,8 @@ func (g *granted) mountOf(p string) (string, int) {
 	return root, at
 }
 
-// validate checks a candidate, the guest path p, before anything uses it and returns why it is
-// refused, or "".
-func (g *granted) validate(p string, e *catalog.Entry, plat abi.Platform) string {
-	_, why := g.check(p, e, plat)
-	return why
-}
-
-// check is validate that also returns the candidate's host path: the path loaded and printed.
+// check checks a candidate, the guest path p, before anything uses it: its host path (the path
+// loaded and printed), or why it is refused.
 func (g *granted) check(p string, e *catalog.Entry, plat abi.Platform) (host, why string) {
 	if why := g.checkPath(p, e, plat); why != "" {
 		return "", why

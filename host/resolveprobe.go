@@ -58,6 +58,13 @@ func ChildMain() bool {
 	return true
 }
 
+// probeError is a probe that did not answer (a timeout, a child that failed): unlike the loader's
+// own answer, it is not remembered, since the next try may succeed.
+type probeError struct{ err error }
+
+func (e *probeError) Error() string { return e.err.Error() }
+func (e *probeError) Unwrap() error { return e.err }
+
 // probeResolve runs the child for names with the process environment the Finder sees (its
 // LD_LIBRARY_PATH, which glibc reads at start), within timeout.
 func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAnswer, error) {
@@ -79,8 +86,8 @@ func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAns
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(childEnv(f.opts.getenv("LD_LIBRARY_PATH")), envResolveChild+"="+string(req))
-	var out bytes.Buffer
-	cmd.Stdout = &out
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
 	cmd.WaitDelay = 500 * time.Millisecond
 	runErr := cmd.Run()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -93,7 +100,8 @@ func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAns
 		if runErr != nil {
 			why = runErr.Error()
 		}
-		return ans, fmt.Errorf("dlopen probe: %s did not answer as a probe child (%s); does its main call host.ChildMain() first?", exe, why)
+		return ans, fmt.Errorf("dlopen probe: %s did not answer as a probe child (%s); does its main call host.ChildMain() first? output: %q",
+			exe, why, clipOutput(out.String()+stderr.String(), 200))
 	}
 	return ans, nil
 }
@@ -113,4 +121,12 @@ func childEnv(ldLibraryPath string) []string {
 		env = append(env, "LD_LIBRARY_PATH="+ldLibraryPath)
 	}
 	return env
+}
+
+// clipOutput is s cut to n bytes, for a message.
+func clipOutput(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

@@ -32,16 +32,26 @@ func TestFind_canaryDlopenProbe(t *testing.T) {
 	})
 	t.Run("a preloaded cudart: dlopen knows, the model cannot", func(t *testing.T) {
 		model, preloaded := toolkit(t), toolkit(t)
-		// glibc hands out the already loaded library for its soname, wherever LD_LIBRARY_PATH points.
-		t.Setenv("LD_PRELOAD", preloaded+"/lib64/libcudart.so.13")
-		f := newFinder(t, testEnv{"LD_LIBRARY_PATH": model + "/lib64"}, dlopen)
-		lib, err := f.Find(bg, "nvvm")
-		if err != nil || lib.Path != preloaded+"/nvvm/lib64/libnvvm.so.4" {
-			t.Fatalf("got %+v, %v, want the preloaded toolkit's nvvm\n%s", lib, err, dump(f.Explain(bg, DynamicLib, "nvvm")))
-		}
-		want := "dlopen found " + preloaded + "/lib64/libcudart.so.13 for cudart; the loader model says " + model + "/lib64/libcudart.so.13"
-		if d := dump(f.Explain(bg, DynamicLib, "nvvm")); !strings.Contains(d, want) {
-			t.Fatalf("explain lacks %q:\n%s", want, d)
+		env := testEnv{"LD_LIBRARY_PATH": model + "/lib64", "PATHFINDER_CACHE_DIR": t.TempDir()}
+		// One config file for both Finders, so that they share result-cache keys.
+		opts := Options{Getenv: env.get, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(dlopen))}
+		t.Run("preloaded", func(t *testing.T) {
+			// glibc hands out the already loaded library for its soname, wherever LD_LIBRARY_PATH points.
+			t.Setenv("LD_PRELOAD", preloaded+"/lib64/libcudart.so.13")
+			f := newFinderOpts(t, opts)
+			lib, err := f.Find(bg, "nvvm")
+			if err != nil || lib.Path != preloaded+"/nvvm/lib64/libnvvm.so.4" {
+				t.Fatalf("got %+v, %v, want the preloaded toolkit's nvvm\n%s", lib, err, dump(f.Explain(bg, DynamicLib, "nvvm")))
+			}
+			want := "dlopen found " + preloaded + "/lib64/libcudart.so.13 for cudart; the loader model says " + model + "/lib64/libcudart.so.13"
+			if d := dump(f.Explain(bg, DynamicLib, "nvvm")); !strings.Contains(d, want) {
+				t.Fatalf("explain lacks %q:\n%s", want, d)
+			}
+		})
+		// LD_PRELOAD is nothing an observation re-checks: the answer above was not kept.
+		f := newFinderOpts(t, opts)
+		if lib, err := f.Find(bg, "nvvm"); err != nil || lib.Path != model+"/nvvm/lib64/libnvvm.so.4" {
+			t.Fatalf("without LD_PRELOAD: got %+v, %v, want the model toolkit's nvvm\n%s", lib, err, dump(f.Explain(bg, DynamicLib, "nvvm")))
 		}
 	})
 	t.Run("not found by dlopen", func(t *testing.T) {

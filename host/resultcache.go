@@ -110,10 +110,11 @@ func (f *Finder) cachedFind(kind Kind, name string) (*Explanation, bool) {
 }
 
 // storeFind records a fresh find's answer, unless it depended on something that may not hold next
-// time: a step that failed (a timeout may pass) or a library this process had already loaded.
+// time: a step that failed (a timeout may pass), a library this process had already loaded, or what
+// only a dlopen probe saw (seen is nil then).
 func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.Observation) {
 	key := f.resultKey(ex.Kind, ex.Name)
-	if key == "" || ctx.Err() != nil {
+	if key == "" || ctx.Err() != nil || seen == nil {
 		return
 	}
 	c := cachedResult{Version: resultCacheVersion, Key: key, Seen: seen}
@@ -166,6 +167,9 @@ func (f *Finder) discoveryHash() string {
 // their place, when the search depended on discovery: when seen holds every observation of it, as
 // discovery made them. Otherwise seen is returned whole and is re-checked whole.
 func (f *Finder) splitDiscovery(seen []observe.Observation) (string, []observe.Observation) {
+	if !f.sitesDone.Load() {
+		return "", seen // no search of this Finder used discovery, this one neither
+	}
 	hash := f.discoveryHash()
 	disc := make(map[observe.Observation]bool, len(f.sitesSeen))
 	for _, o := range f.sitesSeen {

@@ -89,7 +89,12 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 		return ex, nil, nil
 	}
 	r := &run{f: f, ctx: ctx, e: e, load: load, collect: collect, rec: &observe.Recorder{}}
-	defer func() { valid, seen = r.valid, r.rec.List() }()
+	defer func() {
+		valid, seen = r.valid, r.rec.List()
+		if r.rec.Volatile() {
+			seen = nil // nothing to re-check it by: never cached
+		}
+	}()
 	for _, step := range f.cfg.orderFor(name) {
 		t0 := time.Now()
 		st := StepTrace{Step: step}

@@ -20,6 +20,7 @@ func (f *Finder) sitePackages(rec *observe.Recorder) []string {
 		own := &observe.Recorder{}
 		f.sites = discoverSitePackages(f.cfg.sitePackages, own.Getenv(f.opts.getenv), own)
 		f.sitesSeen = own.List()
+		f.sitesDone.Store(true)
 	})
 	rec.AddAll(f.sitesSeen)
 	return f.sites

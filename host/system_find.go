@@ -83,6 +83,11 @@ func (f *Finder) loaderModel(rec *observe.Recorder) (*ldso.Loader, error) {
 // loading nothing, or with [system] resolve = "dlopen" the loader itself in a child process; note
 // then says where the model disagrees. What it observed is added to rec each time.
 func (f *Finder) systemResolve(name string, rec *observe.Recorder) (path, note string, err error) {
+	if f.cfg.resolveDlopen {
+		// The child's loader also read what no observation records (LD_PRELOAD, /etc/ld.so.preload,
+		// its own RUNPATH), so the answer is not kept past this process.
+		rec.MarkVolatile()
+	}
 	if v, ok := f.resolved.Load(name); ok {
 		r := v.(resolved)
 		rec.AddAll(r.seen)
@@ -90,7 +95,10 @@ func (f *Finder) systemResolve(name string, rec *observe.Recorder) (path, note s
 	}
 	own := &observe.Recorder{}
 	p, note, err := f.resolveUncached(name, own)
-	f.resolved.Store(name, resolved{p, note, err, own.List()})
+	var probeErr *probeError
+	if !errors.As(err, &probeErr) { // a probe that failed may answer next time
+		f.resolved.Store(name, resolved{p, note, err, own.List()})
+	}
 	rec.AddAll(own.List())
 	return p, note, err
 }
@@ -121,7 +129,7 @@ func (f *Finder) resolveUncached(name string, rec *observe.Recorder) (string, st
 	ans, err := f.probeResolve(e.FileNames(f.platform), f.cfg.dlopenTimeout)
 	switch {
 	case err != nil:
-		return "", "", err
+		return "", "", &probeError{err}
 	case ans.Path == "":
 		return "", "", fmt.Errorf("dlopen would not load %q (%s)", name, strings.Join(ans.Tried, "; "))
 	case isStub(ans.Path):

@@ -67,6 +67,13 @@ func (m Map) ToGuest(host string) (string, error) {
 	return "/" + strings.Join(append([]string{vol}, names...), "/"), nil
 }
 
+// IsVolumeRoot reports whether the guest path is a whole Windows volume: a drive (/C:) or a share
+// (/UNC/server/share).
+func IsVolumeRoot(guest string) bool {
+	names := strings.Split(strings.TrimPrefix(guest, "/"), "/")
+	return len(names) == 1 && isDrive(names[0]) || len(names) == 3 && names[0] == "UNC"
+}
+
 // ToHost returns the host path for the guest path guest, which must be absolute and clean: the
 // inverse of ToGuest (ToGuest(ToHost(g)) == g whenever ToHost accepts g).
 func (m Map) ToHost(guest string) (string, error) {
@@ -214,8 +221,8 @@ func cutPrefixFold(s string, prefixes ...string) (string, bool) {
 // relative directory is refused there). An absolute path that has no guest form (a device path) is
 // an error: such a value is not granted.
 func (m Map) EnvToGuest(v string) (string, error) {
-	if !m.windows || !looksAbsWindows(v) {
-		return v, nil
+	if !m.windows || !looksAbsWindows(v) || strings.Contains(v, ";") {
+		return v, nil // a ;-separated list is a list, whatever its first entry looks like
 	}
 	return m.ToGuest(v)
 }

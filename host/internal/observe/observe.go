@@ -34,9 +34,30 @@ type Observation struct {
 
 // Recorder collects observations; the first of each (root, path, what) counts. Safe for concurrent use.
 type Recorder struct {
-	mu   sync.Mutex
-	seen map[string]bool
-	list []Observation
+	mu       sync.Mutex
+	seen     map[string]bool
+	list     []Observation
+	volatile bool
+}
+
+// MarkVolatile says the search also depended on something no observation can re-check (what a
+// child process's loader did): its answer must not be kept.
+func (r *Recorder) MarkVolatile() {
+	if r != nil {
+		r.mu.Lock()
+		r.volatile = true
+		r.mu.Unlock()
+	}
+}
+
+// Volatile reports whether MarkVolatile was called.
+func (r *Recorder) Volatile() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.volatile
 }
 
 // Add records o unless the same thing was observed before.

@@ -37,6 +37,9 @@ func (c *checker) statInDir(o Observation) (string, bool) {
 	return statSeenRaw(&st), true
 }
 
+// maxOpenDirs bounds the descriptors one Check holds, whatever an entry observed.
+const maxOpenDirs = 64
+
 // dir opens the directory dir of root, from its parent's descriptor, once per Check. The root itself
 // is opened by its path as os.OpenRoot opens it.
 func (c *checker) dir(root, dir string) dirFD {
@@ -46,6 +49,9 @@ func (c *checker) dir(root, dir string) dirFD {
 	}
 	if c.dirs == nil {
 		c.dirs = map[[2]string]dirFD{}
+	}
+	if len(c.dirs) >= maxOpenDirs {
+		return dirFD{decline: true} // r.Stat, which holds no descriptor, does the rest
 	}
 	var d dirFD
 	if dir == "." {
