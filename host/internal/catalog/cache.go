@@ -23,17 +23,8 @@ import (
 // CacheFile is the file in dir that holds the catalog of packs with this hash.
 func CacheFile(dir, hash string) string { return filepath.Join(dir, "catalog-"+hash[:32]+".bin") }
 
-// layout names Entry's fields in order with their kinds: a file written for another layout is not read.
-var layout = func() string {
-	var b strings.Builder
-	for _, f := range entryFields() {
-		b.WriteString(f.Name + ":" + f.Type.String() + ";")
-	}
-	return b.String()
-}()
-
-// entryFields are the fields of Entry that are stored: Library's, then Kind and Pack.
-func entryFields() []reflect.StructField {
+// fields are the fields of Entry that are stored: Library's, then Kind and Pack.
+var fields = func() []reflect.StructField {
 	var out []reflect.StructField
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[Entry]()) {
 		if f.IsExported() && !f.Anonymous {
@@ -41,9 +32,16 @@ func entryFields() []reflect.StructField {
 		}
 	}
 	return out
-}
+}()
 
-var fields = entryFields()
+// layout names the fields in order with their types: a file written for another layout is not read.
+var layout = func() string {
+	var b strings.Builder
+	for _, f := range fields {
+		b.WriteString(f.Name + ":" + f.Type.String() + ";")
+	}
+	return b.String()
+}()
 
 // Cached is New with its result kept in dir ("" for no cache).
 func Cached(dir string, packs ...Pack) (*Catalog, error) {

@@ -118,11 +118,17 @@ func StatSeen(fi fs.FileInfo, err error) string {
 	case err != nil:
 		return "error: " + unwrap(err).Error()
 	}
-	b := make([]byte, 0, 80) // as fmt's "%v %d %d %d", without its cost: this runs for every re-check
-	b = append(b, fi.Mode().String()...)
-	b = strconv.AppendInt(append(b, ' '), fi.Size(), 10)
-	b = strconv.AppendInt(append(b, ' '), fi.ModTime().UnixNano(), 10)
-	b = strconv.AppendUint(append(b, ' '), inode(fi), 10)
+	return statString(fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), inode(fi))
+}
+
+// statString is a stat's "mode size mtime inode", as fmt's "%v %d %d %d" without its cost: it is made
+// for every re-check.
+func statString(mode fs.FileMode, size, mtime int64, ino uint64) string {
+	b := make([]byte, 0, 80)
+	b = append(b, mode.String()...)
+	b = strconv.AppendInt(append(b, ' '), size, 10)
+	b = strconv.AppendInt(append(b, ' '), mtime, 10)
+	b = strconv.AppendUint(append(b, ' '), ino, 10)
 	return string(b)
 }
 

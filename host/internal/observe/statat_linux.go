@@ -3,7 +3,6 @@ package observe
 import (
 	"io/fs"
 	"path"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -108,10 +107,5 @@ func statSeenRaw(st *unix.Stat_t) string {
 	if st.Mode&syscall.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	b := make([]byte, 0, 80)
-	b = append(b, mode.String()...)
-	b = strconv.AppendInt(append(b, ' '), st.Size, 10)
-	b = strconv.AppendInt(append(b, ' '), st.Mtim.Nano(), 10)
-	b = strconv.AppendUint(append(b, ' '), st.Ino, 10)
-	return string(b)
+	return statString(mode, st.Size, st.Mtim.Nano(), st.Ino)
 }
