@@ -1,31 +1,31 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/pathfinder-dev/pathfinder/host/internal/child"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 )
 
 // The dlopen probe ([system] resolve = "dlopen"): the OS loader itself says where it finds a canary.
-// The library is loaded in a child process — this program re-executed with envResolveChild set — so
-// its constructors, and whatever it drags in, never touch this process. ChildMain, first in main,
-// answers there with one JSON object and exits.
+// The library is loaded in a child process (host/internal/child: this program re-executed in the
+// role childResolveProbe), so its constructors, and whatever it drags in, never touch this process.
+// ChildMain, first in main, answers there with one JSON object and exits.
 const (
-	envResolveChild = "PATHFINDER_INTERNAL_RESOLVE" // a JSON array of file names to dlopen, newest first
-	resolveMagic    = "pathfinder resolve-probe 1"
+	childResolveProbe = "resolve-probe"
+	envResolveNames   = "PATHFINDER_INTERNAL_RESOLVE_NAMES" // a JSON array of file names to dlopen, newest first
+	resolveMagic      = "pathfinder resolve-probe 1"
 )
 
 // resolveAnswer is what the child prints.
 type resolveAnswer struct {
-	Magic string   `json:"pathfinder_resolve"`
+	Magic string   `json:"pathfinder_child"`
 	Name  string   `json:"name,omitempty"` // the file name that loaded
 	Path  string   `json:"path,omitempty"` // where the loader found it
 	Tried []string `json:"tried,omitempty"`
@@ -35,13 +35,12 @@ type resolveAnswer struct {
 // "dlopen" (the pathfinder command does): in the probe's child it dlopens, prints where from and
 // exits; anywhere else it returns false at once.
 func ChildMain() bool {
-	v, ok := os.LookupEnv(envResolveChild)
-	if !ok {
+	if child.Role() != childResolveProbe {
 		return false
 	}
 	var names []string
 	ans := resolveAnswer{Magic: resolveMagic}
-	if err := json.Unmarshal([]byte(v), &names); err != nil {
+	if err := json.Unmarshal([]byte(os.Getenv(envResolveNames)), &names); err != nil {
 		ans.Tried = append(ans.Tried, "bad request: "+err.Error())
 	}
 	for _, n := range names {
@@ -53,8 +52,7 @@ func ChildMain() bool {
 		ans.Name, ans.Path = n, lib.Path
 		break
 	}
-	_ = json.NewEncoder(os.Stdout).Encode(ans)
-	os.Exit(0)
+	child.Reply(ans)
 	return true
 }
 
@@ -72,7 +70,7 @@ func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAns
 	if !loader.Available {
 		return ans, errors.New("dlopen probe: " + strings.TrimPrefix(loader.ErrUnavailable.Error(), "pathfinder: "))
 	}
-	if _, child := os.LookupEnv(envResolveChild); child {
+	if child.Role() != "" {
 		// A child whose main does not call ChildMain runs the program's own code; without this guard
 		// it would start a child of its own, without end.
 		return ans, errors.New("dlopen probe: this process is a probe child that did not stop in host.ChildMain")
@@ -82,51 +80,17 @@ func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAns
 		return ans, fmt.Errorf("dlopen probe: cannot find this program to re-execute it: %v", err)
 	}
 	req, _ := json.Marshal(names)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(childEnv(f.opts.getenv("LD_LIBRARY_PATH")), envResolveChild+"="+string(req))
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	cmd.WaitDelay = 500 * time.Millisecond
-	runErr := cmd.Run()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	env := append(child.Env(childResolveProbe, "LD_LIBRARY_PATH"), envResolveNames+"="+string(req))
+	if v := f.opts.getenv("LD_LIBRARY_PATH"); v != "" {
+		env = append(env, "LD_LIBRARY_PATH="+v) // glibc reads it at start: the Finder's view of it
+	}
+	out := child.Run(context.Background(), timeout, 500*time.Millisecond, env, exe)
+	if out.TimedOut {
 		return ans, fmt.Errorf("dlopen probe: the child did not answer within %v", timeout)
 	}
-	// A library's constructor may print before the answer: take the answer's line.
-	i := bytes.Index(out.Bytes(), []byte(`{"pathfinder_resolve":`))
-	if i < 0 || json.Unmarshal(bytes.TrimSpace(out.Bytes()[i:]), &ans) != nil || ans.Magic != resolveMagic {
-		why := "exited"
-		if runErr != nil {
-			why = runErr.Error()
-		}
+	if !child.Answer(out.Stdout, resolveMagic, &ans) {
 		return ans, fmt.Errorf("dlopen probe: %s did not answer as a probe child (%s); does its main call host.ChildMain() first? output: %q",
-			exe, why, clipOutput(out.String()+stderr.String(), 200))
+			exe, child.ExitText(out.Err), child.Clip(string(out.Stdout)+string(out.Stderr), 200))
 	}
 	return ans, nil
-}
-
-// childEnv is this process's environment with LD_LIBRARY_PATH as the Finder sees it.
-func childEnv(ldLibraryPath string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "LD_LIBRARY_PATH", envResolveChild:
-			continue
-		}
-		env = append(env, kv)
-	}
-	if ldLibraryPath != "" {
-		env = append(env, "LD_LIBRARY_PATH="+ldLibraryPath)
-	}
-	return env
-}
-
-// clipOutput is s cut to n bytes, for a message.
-func clipOutput(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -1,25 +1,22 @@
 package driver
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/host/internal/child"
 )
 
-// The child protocol: the parent re-executes its own binary with envChild set; ChildMain, called first
-// in main, sees it, probes libcuda, prints one JSON object carrying childMagic and exits.
+// The child protocol (host/internal/child): the parent re-executes its own binary in the role
+// childCUDAProbe; ChildMain, called first in main, sees it, probes libcuda, prints one JSON object
+// carrying childMagic and exits.
 const (
-	envChild          = "PATHFINDER_INTERNAL_CHILD"
 	envChildLibraries = "PATHFINDER_INTERNAL_CUDA_LIBRARIES" // JSON array of the libraries to try, in order
 	childCUDAProbe    = "cuda-probe"
 	childMagic        = "pathfinder cuda-probe 1"
-	childOutputLimit  = 1 << 20
 )
 
 // CUresult values worth naming; cuGetErrorName is not asked because the library may be the problem.
@@ -64,7 +61,7 @@ type cudaChildDevice struct {
 // it returns false at once. The probe runs libcuda in a child because cuInit in the probing process
 // would break every fork it makes afterwards.
 func ChildMain() bool {
-	if os.Getenv(envChild) != childCUDAProbe {
+	if child.Role() != childCUDAProbe {
 		return false
 	}
 	var libs []string
@@ -73,8 +70,7 @@ func ChildMain() bool {
 	}
 	res := runCUDAChild(libs)
 	res.Magic = childMagic
-	_ = json.NewEncoder(os.Stdout).Encode(res)
-	os.Exit(0)
+	child.Reply(res)
 	return true
 }
 
@@ -83,7 +79,7 @@ func probeLibcuda(p *prober) methodResult {
 	if libraryLoading != "" {
 		return unavailable("%s", libraryLoading)
 	}
-	if os.Getenv(envChild) != "" {
+	if child.Role() != "" {
 		// A child whose main forgot ChildMain runs the program's normal code; without this guard it
 		// would probe again and start a child of its own, without end.
 		return failed("pathfinder: this process is a libcuda probe child that did not stop in driver.ChildMain")
@@ -94,26 +90,18 @@ func probeLibcuda(p *prober) methodResult {
 	}
 	libs, override := libraryCandidates(p, envCUDALibrary, "libcuda.so.1")
 	libsJSON, _ := json.Marshal(libs)
-
-	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(childBaseEnv(), envChild+"="+childCUDAProbe, envChildLibraries+"="+string(libsJSON))
+	env := append(child.Env(childCUDAProbe, envVisibleGPUs, envCUDALibrary), envChildLibraries+"="+string(libsJSON))
 	if v, set := p.lookupEnv(envVisibleGPUs); set {
-		cmd.Env = append(cmd.Env, envVisibleGPUs+"="+v)
+		env = append(env, envVisibleGPUs+"="+v)
 	}
-	var stdout, stderr limitedBuffer
-	stdout.limit, stderr.limit = childOutputLimit, 4096
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 500 * time.Millisecond
-	runErr := cmd.Run()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	out := child.Run(p.ctx, p.timeout, 500*time.Millisecond, env, exe)
+	if out.TimedOut {
 		return failed("pathfinder: the libcuda probe child did not answer within %v (cuInit can hang on a broken GPU)", p.timeout)
 	}
-	res, ok := decodeChildAnswer(stdout.Bytes())
+	res, ok := decodeChildAnswer(out.Stdout)
 	if !ok {
 		return failed("pathfinder: %s did not answer as a libcuda probe child (%s); does its main call driver.ChildMain() first? output: %q",
-			exe, exitText(runErr), clip(stdout.String()+stderr.String(), 200))
+			exe, child.ExitText(out.Err), child.Clip(string(out.Stdout)+string(out.Stderr), 200))
 	}
 	return cudaChildOutcome(p, res, override)
 }
@@ -121,14 +109,8 @@ func probeLibcuda(p *prober) methodResult {
 // decodeChildAnswer finds the child's JSON object in its output; a library may print before it.
 func decodeChildAnswer(out []byte) (cudaChildResult, bool) {
 	var res cudaChildResult
-	i := bytes.Index(out, []byte(`{"pathfinder_child":`))
-	if i < 0 {
-		return res, false
-	}
-	if err := json.NewDecoder(bytes.NewReader(out[i:])).Decode(&res); err != nil || res.Magic != childMagic {
-		return res, false
-	}
-	return res, true
+	ok := child.Answer(out, childMagic, &res)
+	return res, ok
 }
 
 // cudaChildOutcome turns the child's answer into the method's outcome and facts.
@@ -179,53 +161,4 @@ func cudaChildOutcome(p *prober, res cudaChildResult, override bool) methodResul
 		detail += "; " + strings.Join(problems, "; ")
 	}
 	return ok(detail, obs)
-}
-
-// childBaseEnv is this process's environment minus the variables the parent sets for the child from
-// Options.LookupEnv, so that a test's or embedder's view of the environment is the one that counts.
-func childBaseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case k == envVisibleGPUs, k == envCUDALibrary, strings.HasPrefix(k, "PATHFINDER_INTERNAL_"):
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
-// limitedBuffer keeps the first limit bytes written to it and discards the rest, so a runaway child
-// or nvidia-smi cannot fill memory.
-type limitedBuffer struct {
-	bytes.Buffer
-	limit int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func exitText(err error) string {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return "exit status 0"
-	case errors.As(err, &ee):
-		return ee.Error()
-	default:
-		return err.Error()
-	}
-}
-
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/host/internal/child"
 )
 
 // TestProbe_libcuda runs the real child: this test binary re-executed, with TestMain's ChildMain
@@ -96,7 +98,7 @@ func TestProbe_libcudaFillsPCI(t *testing.T) {
 }
 
 func TestProbe_libcudaRecursionGuard(t *testing.T) {
-	t.Setenv(envChild, "some-other-role")
+	t.Setenv(child.RoleVar, "some-other-role")
 	r := probe(t, fakeRoot(t, nil), []string{methodLibcuda}, nil)
 	wantOutcome(t, r, methodLibcuda, OutcomeFailed, "did not stop in driver.ChildMain")
 }

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/host/internal/child"
 )
 
 // smiQueryFields is what the probe asks nvidia-smi, one CSV line per GPU in NVML's order.
@@ -50,7 +51,7 @@ func probeNvidiaSMI(p *prober) methodResult {
 		if meaning == "" {
 			meaning = "unknown exit code"
 		}
-		return failed("pathfinder: %s exited %d (%s): %s", path, code, meaning, clip(firstLine(out), 300))
+		return failed("pathfinder: %s exited %d (%s): %s", path, code, meaning, child.Clip(firstLine(out), 300))
 	}
 	rows, err := parseSMICSV(out, fields)
 	if err != nil {
@@ -86,29 +87,22 @@ func smiQueryArgs(fields []string) []string {
 // runTool runs a program with the probe's timeout. A non-zero exit is a code, not an error: nvidia-smi
 // explains its failures on stdout. out holds stdout, then stderr.
 func (p *prober) runTool(path string, args ...string) (out []byte, code int, err error) {
-	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	var stdout, stderr limitedBuffer
-	stdout.limit, stderr.limit = childOutputLimit, 4096
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 200 * time.Millisecond // a killed script's children may hold the pipes open
-	runErr := cmd.Run()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && p.ctx.Err() == nil {
+	res := child.Run(p.ctx, p.timeout, 200*time.Millisecond, nil, path, args...) // a killed script's children may hold the pipes open
+	if res.TimedOut && p.ctx.Err() == nil {
 		return nil, -1, fmt.Errorf("pathfinder: %s did not finish within %v", path, p.timeout)
 	}
 	if err := p.ctx.Err(); err != nil {
 		return nil, -1, fmt.Errorf("pathfinder: %s: %v", path, err)
 	}
-	out = append(stdout.Bytes(), stderr.Bytes()...)
+	out = append(res.Stdout, res.Stderr...)
 	var ee *exec.ExitError
-	if errors.As(runErr, &ee) {
+	if errors.As(res.Err, &ee) {
 		return out, ee.ExitCode(), nil
 	}
-	if runErr != nil {
-		return nil, -1, fmt.Errorf("pathfinder: %v", runErr)
+	if res.Err != nil {
+		return nil, -1, fmt.Errorf("pathfinder: %v", res.Err)
 	}
-	return stdout.Bytes(), 0, nil
+	return res.Stdout, 0, nil
 }
 
 // parseSMICSV reads `nvidia-smi --query-gpu=<fields> --format=csv[,noheader]` output into one row of
@@ -134,7 +128,7 @@ func parseSMICSV(data []byte, fields []string) ([][]string, error) {
 			parts = slices.Replace(parts, nameAt, nameAt+extra+1, name)
 		}
 		if len(parts) != len(fields) {
-			return nil, fmt.Errorf("pathfinder: nvidia-smi line %d has %d fields, want %d (%s): %q", i+1, len(parts), len(fields), strings.Join(fields, ","), clip(line, 120))
+			return nil, fmt.Errorf("pathfinder: nvidia-smi line %d has %d fields, want %d (%s): %q", i+1, len(parts), len(fields), strings.Join(fields, ","), child.Clip(line, 120))
 		}
 		rows = append(rows, parts)
 	}
