@@ -1,9 +1,7 @@
 package host
 
 import (
-	"bytes"
 	"debug/pe"
-	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/fakepe"
 )
 
 // The tests here run a Windows host's path mapping on any host: the directories a step is granted
@@ -25,25 +24,7 @@ import (
 
 var windowsHost = guestpath.For("windows")
 
-// winPE returns the headers of a PE image for machine: all that debug/pe reads and checkPE looks at.
-func winPE(machine uint16, dll bool) []byte {
-	var b bytes.Buffer
-	dos := make([]byte, 0x40)
-	copy(dos, "MZ")
-	binary.LittleEndian.PutUint32(dos[0x3c:], 0x40)
-	b.Write(dos)
-	b.WriteString("PE\x00\x00")
-	chars := uint16(pe.IMAGE_FILE_EXECUTABLE_IMAGE | pe.IMAGE_FILE_LARGE_ADDRESS_AWARE)
-	if dll {
-		chars |= pe.IMAGE_FILE_DLL
-	}
-	opt := pe.OptionalHeader64{Magic: 0x20b, SectionAlignment: 0x1000, FileAlignment: 0x200, MajorSubsystemVersion: 6, NumberOfRvaAndSizes: 16}
-	binary.Write(&b, binary.LittleEndian, pe.FileHeader{Machine: machine, SizeOfOptionalHeader: uint16(binary.Size(opt)), Characteristics: chars})
-	binary.Write(&b, binary.LittleEndian, opt)
-	return b.Bytes()
-}
-
-var dllAMD64 = winPE(pe.IMAGE_FILE_MACHINE_AMD64, true)
+var dllAMD64 = fakepe.File(pe.IMAGE_FILE_MACHINE_AMD64, true)
 
 // fakeWindowsRoots opens a Windows host path as the fake tree standing for it.
 func fakeWindowsRoots(trees map[string]string) func(string, *observe.Recorder) (*os.Root, error) {

@@ -1,10 +1,8 @@
 package programfiles_test
 
 import (
-	"bytes"
 	"context"
 	"debug/pe"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,50 +10,13 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/fakepe"
 )
 
-// peFile returns the headers of a PE image for machine: an MZ stub pointing at the PE signature, a
-// COFF header without sections, and a PE32+ optional header with 16 empty data directories. That is
-// all debug/pe reads and all the host's checkPE looks at.
-func peFile(machine uint16, dll bool) []byte {
-	var b bytes.Buffer
-	dos := make([]byte, 0x40)
-	copy(dos, "MZ")
-	binary.LittleEndian.PutUint32(dos[0x3c:], 0x40) // e_lfanew
-	b.Write(dos)
-	b.WriteString("PE\x00\x00")
-	chars := uint16(pe.IMAGE_FILE_EXECUTABLE_IMAGE | pe.IMAGE_FILE_LARGE_ADDRESS_AWARE)
-	if dll {
-		chars |= pe.IMAGE_FILE_DLL
-	}
-	opt := pe.OptionalHeader64{Magic: 0x20b, SectionAlignment: 0x1000, FileAlignment: 0x200, MajorSubsystemVersion: 6, NumberOfRvaAndSizes: 16}
-	binary.Write(&b, binary.LittleEndian, pe.FileHeader{Machine: machine, SizeOfOptionalHeader: uint16(binary.Size(opt)), Characteristics: chars})
-	binary.Write(&b, binary.LittleEndian, opt)
-	return b.Bytes()
-}
-
-func TestPEFile(t *testing.T) {
-	for _, tt := range []struct {
-		machine uint16
-		dll     bool
-	}{{pe.IMAGE_FILE_MACHINE_AMD64, true}, {pe.IMAGE_FILE_MACHINE_ARM64, true}, {pe.IMAGE_FILE_MACHINE_ARM64, false}} {
-		f, err := pe.NewFile(bytes.NewReader(peFile(tt.machine, tt.dll)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.Machine != tt.machine || (f.Characteristics&pe.IMAGE_FILE_DLL != 0) != tt.dll {
-			t.Errorf("machine %#x dll %v: parsed machine %#x characteristics %#x", tt.machine, tt.dll, f.Machine, f.Characteristics)
-		}
-		if _, ok := f.OptionalHeader.(*pe.OptionalHeader64); !ok {
-			t.Errorf("optional header %T, want PE32+", f.OptionalHeader)
-		}
-	}
-}
-
 var (
-	dllX64   = peFile(pe.IMAGE_FILE_MACHINE_AMD64, true)
-	dllArm64 = peFile(pe.IMAGE_FILE_MACHINE_ARM64, true)
-	exeArm64 = peFile(pe.IMAGE_FILE_MACHINE_ARM64, false)
+	dllX64   = fakepe.File(pe.IMAGE_FILE_MACHINE_AMD64, true)
+	dllArm64 = fakepe.File(pe.IMAGE_FILE_MACHINE_ARM64, true)
+	exeArm64 = fakepe.File(pe.IMAGE_FILE_MACHINE_ARM64, false)
 )
 
 // windowsFinder is a Finder for a Windows target that sees nothing of this machine but env.
