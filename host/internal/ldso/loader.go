@@ -15,6 +15,8 @@ import (
 const (
 	ViaPath          = "path" // the name has a '/', so the loader opens it as it is
 	ViaLDLibraryPath = "LD_LIBRARY_PATH"
+	ViaRPath         = "DT_RPATH"   // a needing object's own search path (ResolveNeeded)
+	ViaRunPath       = "DT_RUNPATH" // likewise, searched after LD_LIBRARY_PATH
 	ViaCache         = "ld.so.cache"
 	ViaDefaultDirs   = "default-dirs"
 )
@@ -53,6 +55,11 @@ type Loader struct {
 	// Supported: EM_X86_64 and EM_AARCH64, ELFCLASS64.
 	Machine elf.Machine
 	Class   elf.Class
+
+	// Refuse, when set, passes over a usable file for which it gives a reason, as the loader passes
+	// over a file of another class, with the reason in Tried: what the next place would give.
+	// pathfinder refuses stub libraries this way.
+	Refuse func(path string) string
 }
 
 // Resolution is where the loader would find a library.
@@ -90,16 +97,31 @@ func (l *Loader) Resolve(soname string) (Resolution, error) {
 	return s.run()
 }
 
+// ResolveNeeded returns where the loader would find name as a DT_NEEDED entry of an object whose
+// DT_RPATH (searched before LD_LIBRARY_PATH, only when it has no DT_RUNPATH) and DT_RUNPATH
+// (searched after it) are given, with $ORIGIN already expanded: see Needs.SearchDirs.
+func (l *Loader) ResolveNeeded(name string, rpath, runpath []string) (Resolution, error) {
+	s, err := l.newSearch(name)
+	if err != nil {
+		return Resolution{}, err
+	}
+	s.rpath, s.runpath = rpath, runpath
+	return s.run()
+}
+
 // search is one Resolve call.
 type search struct {
-	name  string
-	t     target
-	fsys  rootFS
-	env   func(string) string
-	cache string
-	dirs  []string
-	caps  hwcaps
-	tried []Attempt
+	name    string
+	t       target
+	fsys    rootFS
+	env     func(string) string
+	cache   string
+	dirs    []string
+	caps    hwcaps
+	refuse  func(string) string
+	rpath   []string // searched first, as the needing object's DT_RPATH
+	runpath []string // searched after LD_LIBRARY_PATH, as its DT_RUNPATH
+	tried   []Attempt
 }
 
 func (l *Loader) newSearch(name string) (*search, error) {
@@ -107,7 +129,7 @@ func (l *Loader) newSearch(name string) (*search, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &search{name: name, t: t, fsys: newRootFS(l.Root), env: l.Getenv, cache: l.CachePath, dirs: l.DefaultDirs}
+	s := &search{name: name, t: t, fsys: newRootFS(l.Root), env: l.Getenv, cache: l.CachePath, dirs: l.DefaultDirs, refuse: l.Refuse}
 	if s.env == nil {
 		s.env = os.Getenv
 	}
@@ -151,8 +173,18 @@ func (s *search) run() (Resolution, error) {
 		return s.notFound()
 	}
 
+	for _, dir := range s.rpath {
+		if res, done, err := s.searchDir(dir, ViaRPath); done {
+			return res, err
+		}
+	}
 	for _, dir := range splitPath(s.env("LD_LIBRARY_PATH")) {
 		if res, done, err := s.searchDir(dir, ViaLDLibraryPath); done {
+			return res, err
+		}
+	}
+	for _, dir := range s.runpath {
+		if res, done, err := s.searchDir(dir, ViaRunPath); done {
 			return res, err
 		}
 	}
@@ -219,9 +251,9 @@ func (s *search) searchDir(dir, via string) (res Resolution, done bool, err erro
 	case dynamicStringToken.MatchString(dir):
 		// $ORIGIN is the main program's directory, $LIB and $PLATFORM are compiled into the
 		// loader: guessing them could give a wrong answer, skipping them too.
-		return res, true, s.fail(ErrUnmodeled, dir, "LD_LIBRARY_PATH entry with a dynamic string token ($ORIGIN, $LIB, $PLATFORM), which this model does not expand")
+		return res, true, s.fail(ErrUnmodeled, dir, via+" entry with a dynamic string token ($ORIGIN, $LIB, $PLATFORM), which this model does not expand")
 	case !strings.HasPrefix(dir, "/"):
-		s.record(dir, fmt.Sprintf("relative LD_LIBRARY_PATH entry %q: the loader would resolve it against the working directory; pathfinder never does", dir))
+		s.record(dir, fmt.Sprintf("relative %s entry %q: the loader would resolve it against the working directory; pathfinder never does", via, dir))
 		return res, false, nil
 	}
 	base := strings.TrimSuffix(dir, "/") + "/"
@@ -289,6 +321,11 @@ func (s *search) open(p string) opened {
 }
 
 func (s *search) outcome(p, via string, o opened) (Resolution, bool, error) {
+	if o.v == usable && s.refuse != nil {
+		if why := s.refuse(p); why != "" {
+			o = opened{skipped, why}
+		}
+	}
 	switch o.v {
 	case usable:
 		res := Resolution{Path: p, Via: via, Tried: s.tried}
