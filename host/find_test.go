@@ -264,6 +264,10 @@ func TestGranted_validate(t *testing.T) {
 	put(t, dir, "lib64/sub/keep", nil)
 	exe := put(t, dir, "bin/tool", nil)
 	outside := put(t, t.TempDir(), "libout.so.1", elfLib(t, "libout.so.1"))
+	// Named like the library, but another library by its DT_SONAME, and an executable built as PIE
+	// (which is ET_DYN too): the loader would take the first under a false name, refuse the second.
+	impostor := put(t, dir, "lib64/libx.so.2", elfLib(t, "libevil.so.1"))
+	pie := put(t, dir, "lib64/libx.so.3", pieExecutable(t))
 	if err := os.Symlink(outside, dir+"/lib64/libout.so.1"); err != nil {
 		t.Fatal(err)
 	}
@@ -290,10 +294,13 @@ func TestGranted_validate(t *testing.T) {
 		{"symlink out of the root", dir + "/lib64/libout.so.1", "path escapes from parent", linux},
 		{"empty file", exe, "not an ELF file", linux},
 		{"other machine", lib, "not arm64", abi.Platform{OS: "linux", Arch: "arm64"}},
+		{"another DT_SONAME", impostor, `its DT_SONAME is "libevil.so.1", not one of the names declared for "x" (libx.so.1, libx.so.2, libx.so.3)`, linux},
+		{"a PIE executable", pie, "a position-independent executable, not a shared library", linux},
 	}
+	e := &catalog.Entry{Kind: DynamicLib, Library: abi.Library{Name: "x", LinuxSonames: []string{"libx.so.1", "libx.so.2", "libx.so.3"}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got := g.check(tt.path, &catalog.Entry{Kind: DynamicLib}, tt.plat)
+			_, got := g.check(tt.path, e, tt.plat)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("check(%q) = %q, want %q", tt.path, got, tt.want)
 			}

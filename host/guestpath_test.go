@@ -216,9 +216,11 @@ func TestGranted_check_windowsHost(t *testing.T) {
 			if why != "" || host != tt.want {
 				t.Fatalf("check(%q) = %q, %q; want %s", tt.guest, host, why, tt.want)
 			}
-			if !g.sameAsValidated(host) && g.files[host] == nil {
-				t.Fatalf("check(%q): validation did not keep %s for the load", tt.guest, host)
+			c, why := g.open(tt.guest, e, plat)
+			if why != "" || c.file == nil || c.host != host {
+				t.Fatalf("open(%q) = %+v, %q: validation did not keep %s open for the load", tt.guest, c, why, host)
 			}
+			c.close()
 		})
 	}
 	for _, o := range rec.List() {

@@ -39,13 +39,16 @@ func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
 		}
 		libDir = d
 	}
-	sym := strings.NewReplacer(".", "_", "-", "_").Replace(soname)
+	sym := "lib_" + strings.NewReplacer(".", "_", "-", "_").Replace(soname)
 	src := filepath.Join(libDir, sym+".c")
 	out := filepath.Join(libDir, fmt.Sprintf("%s-%d.so", sym, len(libCache)))
 	if err := os.WriteFile(src, []byte(fmt.Sprintf("int %s_marker(void) { return 42; }\n", sym)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"-shared", "-fPIC", "-Wl,-soname," + soname, "-o", out, src}, extraArgs...)
+	args := append([]string{"-shared", "-fPIC", "-o", out, src}, extraArgs...)
+	if soname != "" {
+		args = append(args, "-Wl,-soname,"+soname)
+	}
 	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %v: %v\n%s", args, err, b)
 	}
@@ -54,6 +57,29 @@ func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
 		t.Fatal(err)
 	}
 	libCache[key] = b
+	return b
+}
+
+// anyLib is a real shared object without a DT_SONAME: the loader knows such a file by its path, so
+// validation takes it for any library's name. Tests use it where one file stands for many names.
+func anyLib(t testing.TB) []byte {
+	t.Helper()
+	return elfLib(t, "")
+}
+
+// pieExecutable is a position-independent executable from gcc: an ET_DYN file that is no library.
+func pieExecutable(t testing.TB) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	src, out := filepath.Join(dir, "main.c"), filepath.Join(dir, "pie")
+	os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644)
+	if b, err := exec.Command("gcc", "-fPIE", "-pie", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -pie: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
 

@@ -275,6 +275,10 @@ type Library struct {
 	Path     string   `json:"path"`
 	FoundVia string   `json:"found_via"` // cuda.pathfinder's label: "site-packages", "conda", "CUDA_HOME", ...
 	Step     string   `json:"step"`      // the step that found it
+	// LoadProblem is what the loader model says would stop a load of this dynamic library (a
+	// DT_NEEDED library it would not find, a glibc older than the library needs), found without
+	// loading anything; "" when nothing would. Load reports the loader's own words instead.
+	LoadProblem string `json:"load_problem,omitempty"`
 }
 
 // LoadedLibrary is a library that was loaded into the process.

@@ -20,6 +20,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
+	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
@@ -92,7 +93,6 @@ type granted struct {
 	mounts []grantedDir
 	notes  []string
 	rec    *observe.Recorder      // what validation looks at is recorded here too
-	files  map[string]fs.FileInfo // each valid candidate as validation saw it, to load that very file
 	paths  guestpath.Map          // the host's path mapping (the zero value: a Unix host's identity)
 }
 
@@ -260,71 +260,93 @@ func (g *granted) mountOf(p string) (string, int) {
 	return root, at
 }
 
+// candidate is a file validation accepted, still open: what is loaded is this very file.
+type candidate struct {
+	host  string      // its host path: the path loaded and printed
+	file  *os.File    // open; nil for a header directory
+	info  fs.FileInfo // as validation saw it
+	needs ldso.Needs  // what an ELF shared object asks of the loader
+}
+
+func (c *candidate) close() {
+	if c.file != nil {
+		c.file.Close()
+	}
+}
+
 // check checks a candidate, the guest path p, before anything uses it: its host path (the path
 // loaded and printed), or why it is refused.
 func (g *granted) check(p string, e *catalog.Entry, plat abi.Platform) (host, why string) {
-	if why := g.checkPath(p, e, plat); why != "" {
+	c, why := g.open(p, e, plat)
+	if why != "" {
 		return "", why
 	}
-	host, _ = g.paths.ToHost(p) // checkPath mapped it
-	return host, ""
+	c.close()
+	return c.host, ""
 }
 
-func (g *granted) checkPath(p string, e *catalog.Entry, plat abi.Platform) string {
+// open is check that keeps the file open for what comes next: a load, a look at what it needs.
+func (g *granted) open(p string, e *catalog.Entry, plat abi.Platform) (*candidate, string) {
 	switch {
 	case p == "":
-		return "empty path"
+		return nil, "empty path"
 	case len(p) > 4096:
-		return "path longer than 4096 bytes"
+		return nil, "path longer than 4096 bytes"
 	case strings.ContainsRune(p, 0):
-		return "path contains a NUL byte"
+		return nil, "path contains a NUL byte"
 	case !utf8.ValidString(p):
-		return "path is not valid UTF-8"
+		return nil, "path is not valid UTF-8"
 	case !path.IsAbs(p):
-		return "not an absolute path"
+		return nil, "not an absolute path"
 	case path.Clean(p) != p:
-		return fmt.Sprintf("not a clean path (clean: %s)", path.Clean(p))
+		return nil, fmt.Sprintf("not a clean path (clean: %s)", path.Clean(p))
 	case slices.Contains(strings.Split(p, "/"), "stubs"):
-		return "a stubs/ library: for linking only, never loaded"
+		return nil, "a stubs/ library: for linking only, never loaded"
 	}
 	_, i := g.mountOf(p)
 	if i < 0 {
-		return "outside every directory granted to the step"
+		return nil, "outside every directory granted to the step"
 	}
 	h, err := g.paths.ToHost(p) // on a Windows host, a name that has no host form is refused here
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
 	dir := &g.mounts[i]
 	rel := strings.TrimPrefix(p, g.guestOf(dir)+"/")
 	fi, err := g.stat(dir, rel)
 	if err != nil {
-		return fmt.Sprintf("cannot stat inside %s: %v", dir.path, unwrapPath(err))
+		return nil, fmt.Sprintf("cannot stat inside %s: %v", dir.path, unwrapPath(err))
 	}
 	if e.Kind == abi.KindHeaderDir {
 		if !fi.IsDir() {
-			return "not a directory"
+			return nil, "not a directory"
 		}
 		for _, name := range e.FileNames(plat) {
 			if hf, err := g.stat(dir, rel+"/"+name); err == nil && hf.Mode().IsRegular() {
-				return ""
+				return &candidate{host: h, info: fi}, ""
 			}
 		}
-		return "holds none of " + strings.Join(e.FileNames(plat), ", ")
+		return nil, "holds none of " + strings.Join(e.FileNames(plat), ", ")
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())
+		return nil, fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())
 	}
-	if g.files == nil {
-		g.files = map[string]fs.FileInfo{}
-	}
-	g.files[h] = fi
 	file, err := dir.root.Open(rel)
 	if err != nil {
-		return unwrapPath(err).Error()
+		return nil, unwrapPath(err).Error()
 	}
-	defer file.Close()
-	return checkContent(file, fi, e.Kind, plat)
+	c := &candidate{host: h, file: file, info: fi}
+	// The checks read the open file, which is what a load maps: it must be the file stat'ed.
+	if now, err := file.Stat(); err != nil || !os.SameFile(now, fi) {
+		c.close()
+		return nil, "changed while it was being checked"
+	}
+	var why string
+	if c.needs, why = checkContent(file, fi, e, plat); why != "" {
+		c.close()
+		return nil, why
+	}
+	return c, ""
 }
 
 // stat stats rel inside dir, confined, and records what it saw: validation's verdict depends on it.
@@ -332,17 +354,6 @@ func (g *granted) stat(dir *grantedDir, rel string) (fs.FileInfo, error) {
 	fi, err := dir.root.Stat(rel)
 	g.rec.Add(observe.Observation{Root: dir.path, Path: path.Clean(rel), What: observe.Stat, Seen: observe.StatSeen(fi, err)})
 	return fi, err
-}
-
-// sameAsValidated reports whether the host path p is still the file validation checked (by device
-// and inode): a file swapped between the check and the load is refused, not loaded.
-func (g *granted) sameAsValidated(p string) bool {
-	want, ok := g.files[p]
-	if !ok {
-		return false
-	}
-	fi, err := os.Stat(p)
-	return err == nil && os.SameFile(want, fi) && fi.Size() == want.Size() && fi.ModTime().Equal(want.ModTime())
 }
 
 func unwrapPath(err error) error {
@@ -353,65 +364,81 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// checkContent refuses what would not work as kind on plat: the loader's own checks for libraries
-// and binaries (format, class, machine), the magic of archives and bitcode.
-func checkContent(f *os.File, fi fs.FileInfo, kind abi.Kind, plat abi.Platform) string {
+// checkContent refuses what would not work as e's kind on plat: the loader's own checks for
+// libraries and binaries (format, class, machine, type), the magic of archives and bitcode, and a
+// shared object that is not the library declared (another DT_SONAME) or is an executable. For an
+// ELF shared object it also returns what it needs of the loader.
+func checkContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (ldso.Needs, string) {
 	var magic [4]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	head := string(magic[:n])
-	switch kind {
+	switch e.Kind {
 	case abi.KindStaticLib:
 		var ar [8]byte
 		if n, _ := f.ReadAt(ar[:], 0); string(ar[:n]) != "!<arch>\n" {
-			return "not an ar archive"
+			return ldso.Needs{}, "not an ar archive"
 		}
-		return ""
+		return ldso.Needs{}, ""
 	case abi.KindBitcode:
 		if head != "BC\xc0\xde" && head != "\xde\xc0\x17\x0b" {
-			return "not LLVM bitcode"
+			return ldso.Needs{}, "not LLVM bitcode"
 		}
-		return ""
+		return ldso.Needs{}, ""
 	case abi.KindBinary:
 		if plat.OS == "windows" {
 			lower := strings.ToLower(fi.Name())
 			if strings.HasSuffix(lower, ".bat") || strings.HasSuffix(lower, ".cmd") {
-				return ""
+				return ldso.Needs{}, ""
 			}
-			return checkPE(f, plat, false)
+			return ldso.Needs{}, checkPE(f, plat, false)
 		}
 		if fi.Mode()&0o111 == 0 {
-			return "not executable"
+			return ldso.Needs{}, "not executable"
 		}
 		if strings.HasPrefix(head, "#!") {
-			return ""
+			return ldso.Needs{}, ""
 		}
-		return checkELF(f, plat, elf.ET_EXEC, elf.ET_DYN)
+		_, why := checkELF(f, plat, elf.ET_EXEC, elf.ET_DYN)
+		return ldso.Needs{}, why
 	}
 	if plat.OS == "windows" {
-		return checkPE(f, plat, true)
+		return ldso.Needs{}, checkPE(f, plat, true)
 	}
-	return checkELF(f, plat, elf.ET_DYN)
+	ef, why := checkELF(f, plat, elf.ET_DYN)
+	if why != "" {
+		return ldso.Needs{}, why
+	}
+	needs, err := ldso.ReadNeeds(ef)
+	switch {
+	case err != nil:
+		return needs, "unreadable dynamic section: " + strings.TrimPrefix(err.Error(), "elf: ")
+	case needs.PIE:
+		return needs, "a position-independent executable, not a shared library (dlopen refuses those)"
+	case needs.Soname != "" && !slices.Contains(e.FileNames(plat), needs.Soname):
+		return needs, fmt.Sprintf("its DT_SONAME is %q, not one of the names declared for %q (%s)", needs.Soname, e.Name, strings.Join(e.FileNames(plat), ", "))
+	}
+	return needs, ""
 }
 
 // checkELF refuses what the loader would refuse: not ELF, another class or machine, another type.
-func checkELF(r io.ReaderAt, plat abi.Platform, types ...elf.Type) string {
+func checkELF(r io.ReaderAt, plat abi.Platform, types ...elf.Type) (*elf.File, string) {
 	ef, err := elf.NewFile(r)
 	if err != nil {
-		return "not an ELF file: " + strings.TrimPrefix(err.Error(), "elf: ")
+		return nil, "not an ELF file: " + strings.TrimPrefix(err.Error(), "elf: ")
 	}
 	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "ppc64le": elf.EM_PPC64, "riscv64": elf.EM_RISCV}[plat.Arch]
 	switch {
 	case ef.Class != elf.ELFCLASS64:
-		return fmt.Sprintf("a %s file: the process is 64-bit", ef.Class)
+		return nil, fmt.Sprintf("a %s file: the process is 64-bit", ef.Class)
 	case want != 0 && ef.Machine != want:
-		return fmt.Sprintf("built for %s, not %s", ef.Machine, plat.Arch)
+		return nil, fmt.Sprintf("built for %s, not %s", ef.Machine, plat.Arch)
 	case !slices.Contains(types, ef.Type):
 		if len(types) == 1 && types[0] == elf.ET_DYN {
-			return fmt.Sprintf("not a shared object (%s)", ef.Type)
+			return nil, fmt.Sprintf("not a shared object (%s)", ef.Type)
 		}
-		return fmt.Sprintf("not an executable (%s)", ef.Type)
+		return nil, fmt.Sprintf("not an executable (%s)", ef.Type)
 	}
-	return ""
+	return ef, ""
 }
 
 // checkPE refuses a file Windows would not load on plat: not PE, another machine, an EXE for a DLL.

@@ -45,7 +45,7 @@ func reliabilitySite(t *testing.T) (site string, want map[string]string) {
 	t.Helper()
 	site = t.TempDir()
 	want = map[string]string{}
-	so := elfLib(t, "libreliability.so.1") // the content only has to pass validation
+	so := anyLib(t) // the content only has to pass validation
 	f := newFinder(t, nil, "")
 	for _, name := range reliabilityFound {
 		want[name] = put(t, site, "nvidia/cu13/lib/"+f.FileNames(DynamicLib, name)[0], so)
@@ -691,7 +691,7 @@ func copyFile(t *testing.T, from, to string) {
 // the entry it rewrote.
 func TestFaults_resultCache(t *testing.T) {
 	dir := t.TempDir()
-	lib := put(t, dir, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	lib := put(t, dir, "lib/libcudart.so.13", anyLib(t)) // the tiny step proposes it for nvrtc too
 	elsewhere := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	// The config's path is part of the key: one file for every Finder, named by PATHFINDER_CONFIG.
 	config := put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
@@ -849,7 +849,7 @@ func TestFaults_catalogCache(t *testing.T) {
 // answer cached while it was there is used. The first Finder searches with the tiny step.
 func TestFaults_configOrPackDeleted(t *testing.T) {
 	site := t.TempDir()
-	so := elfLib(t, "libreliab.so.1")
+	so := anyLib(t) // stands for both reliab and cudart
 	inSite := put(t, site, "reliab/lib/libreliab.so.1", so)
 	wheelsLib := put(t, site, "nvidia/cu13/lib/libcudart.so.13", so)
 	tiny := []byte(tinyStep(t, "", inSite)) // proposes inSite whatever the name

@@ -105,6 +105,9 @@ func (f *Finder) cachedFind(kind Kind, name string) (*Explanation, bool) {
 		ex.Result = &LoadedLibrary{Library: lib}
 	} else {
 		ex.Err = &SearchError{Name: name, Kind: kind, Err: ErrNotFound, Platform: f.platform, Looked: c.Err.Looked, Attempts: c.Err.Attempts}
+		if e, ok := f.catalog.Lookup(kind, name); ok {
+			ex.Err.(*SearchError).Ignored = f.ignoredFor(e)
+		}
 	}
 	return ex, true
 }

@@ -65,7 +65,7 @@ func (d *entryDecoder) entry(c *cachedResult) bool {
 }
 
 var (
-	libraryKeys     = []string{"name", "kind", "path", "found_via", "step"}
+	libraryKeys     = []string{"name", "kind", "path", "found_via", "step", "load_problem"}
 	cachedErrorKeys = []string{"looked", "attempts"}
 	attemptKeys     = []string{"step", "path", "reason"}
 	observationKeys = []string{"root", "path", "what", "seen"}
@@ -85,8 +85,10 @@ func (d *entryDecoder) library(l *Library) bool {
 			return d.string(&l.Path)
 		case 3:
 			return d.string(&l.FoundVia)
+		case 4:
+			return d.string(&l.Step)
 		}
-		return d.string(&l.Step)
+		return d.string(&l.LoadProblem)
 	})
 }
 

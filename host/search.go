@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 )
 
 // Explanation is one search, step by step.
@@ -40,6 +44,8 @@ type CandidateTrace struct {
 	FoundVia string `json:"found_via"`
 	Taken    bool   `json:"taken"`
 	Refused  string `json:"refused,omitempty"` // why the host did not take it
+	// LoadProblem is what would stop a load of a found shared object, predicted without loading.
+	LoadProblem string `json:"load_problem,omitempty"`
 }
 
 // Attempts flattens the trace into every place looked and why it was not taken.
@@ -106,18 +112,49 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 			return
 		}
 		if lib != nil {
-			lib.Name, lib.Kind, lib.Step = name, ex.Kind, step
+			lib.Name, lib.Kind = name, ex.Kind
+			if lib.Step == "" {
+				lib.Step = step
+			}
 			ex.Result = lib
 			return
 		}
-		if ctx.Err() != nil {
+		if r.loadErr != nil || ctx.Err() != nil {
 			break
 		}
 	}
-	ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotFound, Platform: f.platform,
-		Looked: e.FileNames(f.platform), Attempts: ex.Attempts()}
+	ex.Err = r.failure(ex)
 	return
 }
+
+// failure is why a search that yielded nothing failed: the context's end, a found file the loader
+// would not load, a file found but refused, or nothing found at all.
+func (r *run) failure(ex *Explanation) error {
+	se := &SearchError{Name: ex.Name, Kind: ex.Kind, Err: ErrNotFound, Platform: r.f.platform,
+		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e)}
+	if err := r.ctx.Err(); err != nil {
+		return &SearchError{Name: ex.Name, Kind: ex.Kind, Err: err, Platform: r.f.platform, Attempts: se.Attempts}
+	}
+	if r.loadErr != nil {
+		se.Err, se.Path, se.Reason = ErrLoadFailed, r.loadErr.path, r.loadErr.why
+		return se
+	}
+	for _, st := range ex.Steps {
+		for _, c := range st.Candidates {
+			if c.Refused != "" {
+				se.Err, se.Path, se.Reason = ErrRefused, c.Path, c.Refused
+				return se
+			}
+		}
+	}
+	return se
+}
+
+// The found_via labels of the host's own steps, cuda.pathfinder's.
+const (
+	viaAlreadyLoaded = "was-already-loaded-from-elsewhere"
+	viaSystem        = "system-search"
+)
 
 // run is one search's state: whether the dependencies are loaded yet.
 type run struct {
@@ -132,6 +169,8 @@ type run struct {
 	valid   []rootedLibrary
 	// rec records everything the search observes, for the result cache.
 	rec *observe.Recorder
+	// loadErr is a found file the loader would not load: the search stops there.
+	loadErr *loadFailure
 	// grant gives a plugin step its grants; nil is the Finder's own. Tests give a Windows host's
 	// path mapping over fake trees.
 	grant func(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder) (*granted, error)
@@ -183,11 +222,10 @@ func (r *run) step(st *StepTrace) *LoadedLibrary {
 			st.Outcome, st.Detail = "skipped", loader.ErrUnavailable.Error()
 			return nil
 		}
+		if lib := r.alreadyLoaded(); lib != nil {
+			return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
+		}
 		for _, n := range names {
-			if l, ok := loader.Loaded(n); ok {
-				lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "was-already-loaded-from-elsewhere"}, AlreadyLoaded: true, Handle: l.Handle}
-				return r.take(st, CandidateTrace{Path: l.Path, FoundVia: lib.FoundVia}, lib, systemRoot(l.Path))
-			}
 			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: "not loaded in this process"})
 		}
 		st.Outcome = "nothing"
@@ -199,7 +237,8 @@ func (r *run) step(st *StepTrace) *LoadedLibrary {
 }
 
 // system asks the OS loader: for load it dlopens each soname; for find it asks the loader model
-// where dlopen would find it, so that find never loads anything.
+// where dlopen would find it, so that find never loads anything. Neither ever yields a stub: where
+// the loader's search reaches one first, the model's next place is loaded by its path instead.
 func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 	if !r.load {
 		return r.systemModel(st, names)
@@ -212,19 +251,86 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 		st.Outcome, st.Detail = "failed", r.depErr.Error()
 		return nil
 	}
+	if lib := r.alreadyLoaded(); lib != nil {
+		return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
+	}
+	model, _ := r.f.loaderModel(r.rec) // nil where the loader is not modeled
+	st.Outcome = "nothing"
 	for _, n := range names {
+		var res ldso.Resolution
+		var modelErr error = ldso.ErrUnmodeled
+		if model != nil {
+			res, modelErr = model.Resolve(n)
+			observeResolution(r.rec, res, modelErr)
+		}
+		if modelErr == nil && isStub(res.Path) {
+			next := r.pastStub(st, model, n, res)
+			if next == "" {
+				continue
+			}
+			c, why := openSystemFile(next, r.e, r.f.platform)
+			ct := CandidateTrace{Path: next, FoundVia: viaSystem}
+			if why != "" {
+				ct.Refused = why
+				st.Candidates = append(st.Candidates, ct)
+				continue
+			}
+			if lib := r.loadCandidate(st, &ct, c); lib != nil {
+				return r.take(st, ct, lib, systemRoot(lib.Path))
+			}
+			return nil
+		}
 		l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
 		if err != nil {
+			if modelErr == nil { // the loader found it and would not load it
+				st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: err.Error()})
+				st.Outcome = "failed"
+				r.loadErr = &loadFailure{res.Path, err.Error()}
+				return nil
+			}
 			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: err.Error()})
 			continue
 		}
-		lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: "system-search"}, Handle: l.Handle}
+		if isStub(l.Path) { // the model did not see it coming: give it back, never use it
+			loader.Unload(l.Handle)
+			st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: viaSystem,
+				Refused: "the system loader loaded a stub here; unloaded, never used"})
+			continue
+		}
+		lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaSystem}, Handle: l.Handle}
 		return r.take(st, CandidateTrace{Path: l.Path, FoundVia: lib.FoundVia}, lib, systemRoot(l.Path))
 	}
-	if st.Outcome == "" {
-		st.Outcome = "nothing"
-	}
 	return nil
+}
+
+// pastStub records that the loader's search for soname reaches the stub at res first, and returns
+// the place the search would reach next, "" for none: the library a build's stubs directory on
+// LD_LIBRARY_PATH hides.
+func (r *run) pastStub(st *StepTrace, model *ldso.Loader, soname string, res ldso.Resolution) string {
+	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: stubRefusal(res)})
+	past := *model
+	past.Refuse = func(p string) string {
+		if isStub(p) {
+			return "a stub library"
+		}
+		return ""
+	}
+	next, err := past.Resolve(soname)
+	observeResolution(r.rec, next, err)
+	if err != nil {
+		return ""
+	}
+	return next.Path
+}
+
+// stubRefusal says where the loader's search met a stub.
+func stubRefusal(res ldso.Resolution) string {
+	where := map[string]string{ldso.ViaLDLibraryPath: "LD_LIBRARY_PATH holds a stubs directory",
+		ldso.ViaCache: "ld.so.cache lists it", ldso.ViaDefaultDirs: "in a default directory"}[res.Via]
+	if where == "" {
+		where = res.Via
+	}
+	return fmt.Sprintf("the system loader found a stub at %s (%s): for linking only, never loaded", res.Path, where)
 }
 
 // plugin runs a plugin step and takes the first candidate that passes validation (and loads, for load).
@@ -251,49 +357,105 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		if ct.FoundVia == "" {
 			ct.FoundVia = st.Step
 		}
-		hostPath, why := g.check(c.Path, r.e, r.f.platform)
+		cand, why := g.open(c.Path, r.e, r.f.platform)
 		if why != "" {
 			ct.Refused = why
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}
-		lib := &LoadedLibrary{Library: Library{Path: hostPath, FoundVia: ct.FoundVia}}
+		var lib *LoadedLibrary
 		if r.load {
-			if !r.dependencies() {
-				ct.Refused = "not loaded: " + r.depErr.Error()
-				st.Candidates = append(st.Candidates, ct)
-				st.Outcome = "failed"
-				return nil
-			}
-			if r.e.RequiresAddDLLDirectory {
-				if err := loader.AddDLLDirectory(filepath.Dir(hostPath)); err != nil {
-					ct.Refused = err.Error()
-					st.Candidates = append(st.Candidates, ct)
-					continue
+			if lib = r.loadCandidate(st, &ct, cand); lib == nil {
+				if r.stopped() {
+					return nil
 				}
-			}
-			beforeLoad(hostPath)
-			if !g.sameAsValidated(hostPath) {
-				ct.Refused = "changed between validation and load: not loaded"
-				st.Candidates = append(st.Candidates, ct)
 				continue
 			}
-			l, err := loader.Open(hostPath, r.e.RequiresRTLDDeepbind)
-			if err != nil {
-				ct.Refused = err.Error()
-				st.Candidates = append(st.Candidates, ct)
-				continue
-			}
-			if !g.sameAsValidated(l.Path) {
-				// Swapped during the load itself: the handle is not handed out.
-				ct.Refused = "changed while it was being loaded: " + l.Path + " is not the file that was checked"
-				st.Candidates = append(st.Candidates, ct)
-				continue
-			}
-			lib.Path, lib.Handle = l.Path, l.Handle
+		} else {
+			lib = &LoadedLibrary{Library: Library{Path: cand.host, FoundVia: ct.FoundVia}}
+			r.predictLoad(&ct, lib, cand.needs)
+			cand.close()
 		}
 		if taken = r.take(st, ct, lib, g.rootOf(c.Path)); taken != nil {
 			return taken
+		}
+	}
+	return nil
+}
+
+// stopped reports whether the search ends at this step: a dependency failed, or a found file would
+// not load. cuda.pathfinder stops there too: a later step's copy is not what this step found.
+func (r *run) stopped() bool { return r.depErr != nil || r.loadErr != nil }
+
+// loadFailure is a found file the loader would not load.
+type loadFailure struct{ path, why string }
+
+// loadCandidate loads the checked file c after the library's dependencies, unless a copy of the
+// library is already in the process: that copy is returned instead, and ct (the found file's
+// trace) says why the file was not loaded. A process never gets a second copy of a library from
+// pathfinder. c is closed. nil means not loaded: ct is in the trace with why, and r.stopped()
+// tells whether the search goes on.
+func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate) *LoadedLibrary {
+	defer c.close()
+	refuse := func(why string) *LoadedLibrary {
+		ct.Refused = why
+		st.Candidates = append(st.Candidates, *ct)
+		return nil
+	}
+	if !r.dependencies() {
+		st.Outcome = "failed"
+		return refuse("not loaded: " + r.depErr.Error())
+	}
+	if lib := r.alreadyLoaded(); lib != nil {
+		refuse(fmt.Sprintf("not loaded: a copy is already in this process (%s), and a process never gets a second", lib.Path))
+		*ct = CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}
+		return lib
+	}
+	if r.e.RequiresAddDLLDirectory {
+		if err := loader.AddDLLDirectory(filepath.Dir(c.host)); err != nil {
+			return refuse(err.Error())
+		}
+	}
+	// Where another user could change the path between the check and the load, the loader is
+	// given the checked file itself; elsewhere the path, which keeps $ORIGIN meaning its directory.
+	viaDescriptor := trust.Replaceable(c.host) != nil
+	beforeLoad(c.host)
+	if !viaDescriptor && !sameFile(c.host, c.info) {
+		return refuse("changed between validation and load: not loaded")
+	}
+	l, err := loader.OpenFile(c.file, c.host, r.e.RequiresRTLDDeepbind, viaDescriptor)
+	if err != nil {
+		st.Outcome = "failed"
+		r.loadErr = &loadFailure{c.host, err.Error()}
+		return refuse(err.Error())
+	}
+	switch {
+	case viaDescriptor || l.Path == c.host && sameFile(l.Path, c.info):
+	case sameFile(l.Path, c.info):
+		// The loader matched the file to an object it already had under another name (a hard
+		// link): that object is what the process has.
+		refuse(fmt.Sprintf("not loaded: the same file is already in this process as %s", l.Path))
+		*ct = CandidateTrace{Path: l.Path, FoundVia: viaAlreadyLoaded}
+		return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
+	default:
+		// Changed by this user during the load itself: the handle is not handed out.
+		return refuse("changed while it was being loaded: " + l.Path + " is not the file that was checked")
+	}
+	return &LoadedLibrary{Library: Library{Path: c.host, FoundVia: ct.FoundVia}, Handle: l.Handle}
+}
+
+// sameFile reports whether p is still the file fi describes.
+func sameFile(p string, fi fs.FileInfo) bool {
+	now, err := os.Stat(p)
+	return err == nil && os.SameFile(fi, now) && now.Size() == fi.Size() && now.ModTime().Equal(fi.ModTime())
+}
+
+// alreadyLoaded is the copy of the library already in the process, by any of its declared names,
+// or nil.
+func (r *run) alreadyLoaded() *LoadedLibrary {
+	for _, n := range r.e.FileNames(r.f.platform) {
+		if l, ok := loader.Loaded(n); ok {
+			return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
 		}
 	}
 	return nil

@@ -4,17 +4,20 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
 // systemModel answers the system step for find: where dlopen would find each soname, from a model of
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
+// Where the search reaches a stub first, the answer is the place it would reach next, as for load.
 func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 	l, err := r.f.loaderModel(r.rec)
 	if err != nil {
@@ -32,17 +35,91 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: strings.TrimPrefix(err.Error(), "pathfinder: ")})
 			continue
 		}
-		ct := CandidateTrace{Path: res.Path, FoundVia: "system-search"}
-		if isStub(res.Path) {
-			ct.Refused = "a stubs/ library: for linking only, never loaded"
-			st.Candidates = append(st.Candidates, ct)
-			continue
+		p := res.Path
+		if isStub(p) {
+			if p = r.pastStub(st, l, n, res); p == "" {
+				continue
+			}
 		}
-		if lib := r.take(st, ct, &LoadedLibrary{Library: Library{Path: res.Path, FoundVia: "system-search"}}, systemRoot(res.Path)); lib != nil {
+		ct := CandidateTrace{Path: p, FoundVia: viaSystem}
+		lib := &LoadedLibrary{Library: Library{Path: p, FoundVia: viaSystem}}
+		if r.f.native() {
+			// The loader's own checks passed; what it needs, and what a load would refuse, is
+			// looked at as for any candidate.
+			c, why := openSystemFile(p, r.e, r.f.platform)
+			if why != "" {
+				ct.Refused = why
+				st.Candidates = append(st.Candidates, ct)
+				continue
+			}
+			r.predictLoad(&ct, lib, c.needs)
+			c.close()
+		}
+		if lib := r.take(st, ct, lib, systemRoot(p)); lib != nil {
 			return lib
 		}
 	}
 	return nil
+}
+
+// openSystemFile opens and checks a file the system loader would load, as validation does a step's
+// candidate (the loader's search is no step's grant, so there is no root to confine it to).
+func openSystemFile(p string, e *catalog.Entry, plat abi.Platform) (*candidate, string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, unwrapPath(err).Error()
+	}
+	c := &candidate{host: p, file: f}
+	if c.info, err = f.Stat(); err != nil || !c.info.Mode().IsRegular() {
+		c.close()
+		return nil, "not a regular file"
+	}
+	var why string
+	if c.needs, why = checkContent(f, c.info, e, plat); why != "" {
+		c.close()
+		return nil, why
+	}
+	return c, ""
+}
+
+// predictLoad sets what the loader model says would stop a load of the found shared object (a
+// DT_NEEDED library it would not find, a glibc too old for it), so that find and explain tell
+// what load would: "" when nothing would. The library's own dependencies count as loaded, as
+// pathfinder loads them first.
+func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs ldso.Needs) {
+	if r.e.Kind != abi.KindDynamicLib || !r.f.native() || r.f.platform.OS != "linux" {
+		return
+	}
+	l, err := r.f.loaderModel(r.rec)
+	if err != nil {
+		return
+	}
+	provided := r.f.dependencySonames(r.e)
+	ct.LoadProblem = l.LoadProblem(lib.Path, needs, func(n string) bool { return provided[n] },
+		func(res ldso.Resolution, err error) { observeResolution(r.rec, res, err) })
+	lib.LoadProblem = ct.LoadProblem
+}
+
+// dependencySonames is every file name of e's dependencies, required and optional, and theirs: what
+// pathfinder has loaded before it loads e.
+func (f *Finder) dependencySonames(e *catalog.Entry) map[string]bool {
+	out := map[string]bool{}
+	var walk func(e *catalog.Entry)
+	walk = func(e *catalog.Entry) {
+		for _, d := range append(append([]string(nil), e.Dependencies...), e.OptionalDependencies...) {
+			de, ok := f.catalog.Lookup(abi.KindDynamicLib, d)
+			if !ok || out["\x00"+d] {
+				continue
+			}
+			out["\x00"+d] = true
+			for _, n := range de.FileNames(f.platform) {
+				out[n] = true
+			}
+			walk(de)
+		}
+	}
+	walk(e)
+	return out
 }
 
 func isStub(p string) bool { return slices.Contains(strings.Split(p, "/"), "stubs") }

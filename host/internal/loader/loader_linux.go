@@ -3,7 +3,11 @@
 package loader
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -38,6 +42,29 @@ func Open(path string, deepbind bool) (Library, error) {
 	}
 	return Library{Handle: h, Path: abs}, nil
 }
+
+// OpenFile loads the file f, which the caller opened at path and checked, so that what the loader
+// maps is that very file. With viaDescriptor it is opened through /proc/self/fd/N, whatever has
+// become of path since: the way for a path that someone else could change between the check and
+// the load. The loader then knows the library by that name, so an $ORIGIN in its DT_RUNPATH stands
+// for /proc/self/fd. Without it, the loader opens path itself, which is exact only when no one else
+// can change path (see host/internal/trust). Either way the Library's Path is path.
+func OpenFile(f *os.File, path string, deepbind, viaDescriptor bool) (Library, error) {
+	if !viaDescriptor {
+		return Open(path, deepbind)
+	}
+	fdPath := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	l, err := Open(fdPath, deepbind)
+	runtime.KeepAlive(f)
+	if err != nil {
+		return Library{}, fmt.Errorf("dlopen %s through its open descriptor: %w", path, errors.Unwrap(err))
+	}
+	l.Path = path
+	return l, nil
+}
+
+// Unload gives back a handle Open returned; the library leaves the process when nothing else holds it.
+func Unload(h uintptr) error { return purego.Dlclose(h) }
 
 // Loaded reports whether a library with this soname is already in the process, without loading it.
 func Loaded(soname string) (Library, bool) {

@@ -2,11 +2,21 @@
 
 package loader
 
+import "os"
+
 // Available reports whether this build can load libraries.
 const Available = false
 
 // Open is unavailable in this build.
 func Open(path string, deepbind bool) (Library, error) { return Library{}, ErrUnavailable }
+
+// OpenFile is unavailable in this build.
+func OpenFile(f *os.File, path string, deepbind, viaDescriptor bool) (Library, error) {
+	return Library{}, ErrUnavailable
+}
+
+// Unload is unavailable in this build.
+func Unload(h uintptr) error { return ErrUnavailable }
 
 // Loaded is unavailable in this build: nothing is ever reported as loaded.
 func Loaded(soname string) (Library, bool) { return Library{}, false }

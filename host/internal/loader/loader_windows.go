@@ -52,6 +52,27 @@ func Open(path string, deepbind bool) (Library, error) {
 	return Library{Handle: uintptr(h), Path: abs}, nil
 }
 
+// OpenFile loads path, which the caller opened as f and checked. Windows cannot load a DLL from an
+// open handle, so path is opened again, without FILE_SHARE_DELETE (what os.Open asks), and held
+// while LoadLibraryExW runs: the file can then be neither renamed nor replaced, and it must be the
+// file f is. viaDescriptor has no meaning here.
+func OpenFile(f *os.File, path string, deepbind, viaDescriptor bool) (Library, error) {
+	held, err := os.Open(path)
+	if err != nil {
+		return Library{}, fmt.Errorf("LoadLibraryExW %s: %w", path, err)
+	}
+	defer held.Close()
+	want, err1 := f.Stat()
+	got, err2 := held.Stat()
+	if err1 != nil || err2 != nil || !os.SameFile(want, got) {
+		return Library{}, fmt.Errorf("LoadLibraryExW %s: no longer the file that was checked", path)
+	}
+	return Open(path, deepbind)
+}
+
+// Unload gives back a handle Open returned (FreeLibrary).
+func Unload(h uintptr) error { return windows.FreeLibrary(windows.Handle(h)) }
+
 // Loaded reports whether a DLL with this name is already in the process (GetModuleHandleW, which
 // neither loads it nor takes a reference), and where it was loaded from.
 func Loaded(name string) (Library, bool) {

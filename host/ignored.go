@@ -1,0 +1,110 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+)
+
+// IgnoredInputs lists the directory variables that some search of this Finder would use but passes
+// over, and why: a relative path (never resolved against the working directory), one that does not
+// exist or is no directory, a venv without site-packages.
+func (f *Finder) IgnoredInputs() []IgnoredInput { return f.ignoredFor(nil) }
+
+// ignoredFor is IgnoredInputs for the steps that search for e (every step and library for nil).
+func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
+	var out []IgnoredInput
+	seen := map[string]bool{}
+	check := func(name string, list bool) {
+		v := f.opts.getenv(name)
+		if v == "" || seen[name] {
+			return
+		}
+		seen[name] = true
+		values := []string{v}
+		if list {
+			values = filepath.SplitList(v)
+		}
+		for _, val := range values {
+			if why := unusableDir(val); why != "" {
+				out = append(out, IgnoredInput{Name: name, Value: val, Reason: why})
+			} else if name == "VIRTUAL_ENV" && len((pyLayout{windows: runtime.GOOS == "windows"}).prefixSites(val, nil)) == 0 {
+				out = append(out, IgnoredInput{Name: name, Value: val, Reason: "holds no site-packages directory"})
+			}
+		}
+	}
+	for _, step := range f.stepsFor(e) {
+		p := f.cfg.plugins[step]
+		if p == nil {
+			continue
+		}
+		for _, r := range p.read {
+			switch {
+			case r == grantSitePackages:
+				check("PATHFINDER_SITE_PACKAGES", true)
+				check("VIRTUAL_ENV", false)
+				check("CONDA_PREFIX", false)
+			case r == grantInstallRoots:
+				for _, v := range f.installRootVars(e) {
+					check(v, false)
+				}
+			case strings.HasPrefix(r, "$"):
+				check(r[1:], false)
+			}
+		}
+	}
+	return out
+}
+
+// stepsFor is the step order for e, or every step any library uses for nil.
+func (f *Finder) stepsFor(e *catalog.Entry) []string {
+	if e != nil {
+		return f.cfg.orderFor(e.Name)
+	}
+	steps := slices.Clone(f.cfg.order)
+	for _, o := range f.cfg.libraryOrder {
+		for _, s := range o {
+			if !slices.Contains(steps, s) {
+				steps = append(steps, s)
+			}
+		}
+	}
+	return steps
+}
+
+// installRootVars is e's install-root variables, or every library's for nil.
+func (f *Finder) installRootVars(e *catalog.Entry) []string {
+	if e != nil {
+		return e.InstallRootEnvVars
+	}
+	var out []string
+	for _, n := range f.catalog.Names(abi.KindDynamicLib) {
+		le, _ := f.catalog.Lookup(abi.KindDynamicLib, n)
+		for _, v := range le.InstallRootEnvVars {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// unusableDir says why dir cannot be searched, or "".
+func unusableDir(dir string) string {
+	if !filepath.IsAbs(dir) {
+		return "not an absolute path; pathfinder never resolves one against the working directory"
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return unwrapPath(err).Error()
+	case !fi.IsDir():
+		return "not a directory"
+	}
+	return ""
+}
