@@ -17,7 +17,7 @@ var (
 	ErrUnknown         = errors.New("pathfinder: unknown library")
 	ErrNotAvailable    = errors.New("pathfinder: library not available on this platform")
 	ErrNotFound        = errors.New("pathfinder: library not found")
-	ErrRefused         = errors.New("pathfinder: library found but refused")       // a file was found, and validation refused it
+	ErrRefused         = errors.New("pathfinder: library found but refused")      // a file was found, and validation refused it
 	ErrLoadFailed      = errors.New("pathfinder: library found but not loadable") // the loader would not load the file found
 	ErrABIMismatch     = wasm.ErrABIMismatch
 	ErrLoadUnavailable = loader.ErrUnavailable
@@ -39,7 +39,9 @@ type IgnoredInput struct {
 	Reason string `json:"reason"`
 }
 
-func (in IgnoredInput) String() string { return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason) }
+func (in IgnoredInput) String() string {
+	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
+}
 
 // SearchError is a failed search: the library, the sentinel it wraps, and every attempt.
 type SearchError struct {

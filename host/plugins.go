@@ -92,8 +92,8 @@ type granted struct {
 	roots  []abi.Root
 	mounts []grantedDir
 	notes  []string
-	rec    *observe.Recorder      // what validation looks at is recorded here too
-	paths  guestpath.Map          // the host's path mapping (the zero value: a Unix host's identity)
+	rec    *observe.Recorder // what validation looks at is recorded here too
+	paths  guestpath.Map     // the host's path mapping (the zero value: a Unix host's identity)
 }
 
 type grantedDir struct {
