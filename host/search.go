@@ -46,6 +46,8 @@ type CandidateTrace struct {
 	Refused  string `json:"refused,omitempty"` // why the host did not take it
 	// LoadProblem is what would stop a load of a found shared object, predicted without loading.
 	LoadProblem string `json:"load_problem,omitempty"`
+	// Note is what else a load would do with it: return the copy already in the process instead.
+	Note string `json:"note,omitempty"`
 }
 
 // Attempts flattens the trace into every place looked and why it was not taken.

@@ -87,8 +87,11 @@ func openSystemFile(p string, e *catalog.Entry, plat abi.Platform) (*candidate, 
 // what load would: "" when nothing would. The library's own dependencies count as loaded, as
 // pathfinder loads them first.
 func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs ldso.Needs) {
-	if r.e.Kind != abi.KindDynamicLib || !r.f.native() || r.f.platform.OS != "linux" {
+	if r.e.Kind != abi.KindDynamicLib || !r.f.native() {
 		return
+	}
+	if loaded := r.alreadyLoaded(); loaded != nil && loaded.Path != lib.Path {
+		ct.Note = fmt.Sprintf("a load returns the copy already in this process, %s: a process never gets a second copy", loaded.Path)
 	}
 	l, err := r.f.loaderModel(r.rec)
 	if err != nil {

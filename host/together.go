@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -70,17 +71,14 @@ func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, 
 	for _, root := range order {
 		libs := make([]*Library, 0, len(names))
 		for i, name := range names {
-			for _, v := range cands[i] {
-				if v.root == root {
-					lib := v.lib
-					lib.Name, lib.Kind = name, DynamicLib
-					libs = append(libs, &lib)
-					break
-				}
-			}
-			if len(libs) != i+1 {
+			j := slices.IndexFunc(cands[i], func(v rootedLibrary) bool { return v.root == root })
+			if j < 0 {
 				missing[root] = append(missing[root], name)
+				continue
 			}
+			lib := cands[i][j].lib
+			lib.Name, lib.Kind = name, DynamicLib
+			libs = append(libs, &lib)
 		}
 		if len(missing[root]) == 0 {
 			return libs, nil

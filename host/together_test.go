@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,16 @@ func TestFindTogether(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), site+` lacks "curand"`) || !strings.Contains(err.Error(), other+` lacks "cudart"`) {
 		t.Fatalf("message: %v", err)
+	}
+	// A root that lacks the first name is said to lack only that: it holds the second.
+	third := t.TempDir()
+	put(t, third, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+	hsite := t.TempDir()
+	put(t, hsite, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	h := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": hsite, "CUDA_HOME": third}, "")
+	_, err = h.FindTogether(bg, []string{"cudart", "nvrtc"})
+	if !errors.As(err, &me) || !reflect.DeepEqual(me.Missing, map[string][]string{hsite: {"nvrtc"}, third: {"cudart"}}) {
+		t.Fatalf("err %v; want %s lacking only nvrtc and %s lacking only cudart", err, hsite, third)
 	}
 	if _, err := g.FindTogether(bg, []string{"cudart", "nvjpeg"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a library found nowhere: %v", err)

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"golang.org/x/sys/unix"
 )
 
 // glibc's values; purego exports only the portable ones.
@@ -53,10 +54,18 @@ func OpenFile(f *os.File, path string, deepbind, viaDescriptor bool) (Library, e
 	if !viaDescriptor {
 		return Open(path, deepbind)
 	}
-	fdPath := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	l, err := Open(fdPath, deepbind)
+	// The loader knows an object by the name it was opened by, and hands the same object back for
+	// the same name: a descriptor number used again for another file would get the first file. So
+	// the loader gets a descriptor of its own, kept open for the life of the process, as the
+	// library stays loaded.
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	runtime.KeepAlive(f)
 	if err != nil {
+		return Library{}, fmt.Errorf("dlopen %s through its open descriptor: %w", path, err)
+	}
+	l, err := Open("/proc/self/fd/"+strconv.Itoa(fd), deepbind)
+	if err != nil {
+		unix.Close(fd)
 		return Library{}, fmt.Errorf("dlopen %s through its open descriptor: %w", path, errors.Unwrap(err))
 	}
 	l.Path = path

@@ -1,0 +1,364 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+)
+
+// The tests here hold load and find to what really happens in the process: which file the loader
+// maps, whether a second copy of a library appears, and what an error says happened. Each uses
+// libraries of its own pack: what a process loaded stays loaded.
+
+// ctorLib is a shared object with this soname whose constructor creates the file marker: a test
+// tells from it whether the loader ran this library's code. sym names a function it defines.
+func ctorLib(t *testing.T, soname, marker, sym string) []byte {
+	t.Helper()
+	src := fmt.Sprintf(`#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void ran(void) { int fd = open(%q, O_CREAT|O_WRONLY, 0644); if (fd >= 0) close(fd); }
+int %s(void) { return 7; }
+`, marker, sym)
+	dir := t.TempDir()
+	c, out := filepath.Join(dir, "lib.c"), filepath.Join(dir, soname)
+	os.WriteFile(c, []byte(src), 0o644)
+	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", out, c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mappedFiles lists the files of this process's mappings whose base name starts with prefix.
+func mappedFiles(t *testing.T, prefix string) []string {
+	t.Helper()
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps")
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 {
+			continue
+		}
+		p := strings.Join(fields[5:], " ")
+		if strings.HasPrefix(filepath.Base(p), prefix) && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func needLoader(t *testing.T) {
+	t.Helper()
+	if !loader.Available {
+		t.Skip("this build cannot load libraries")
+	}
+}
+
+// TestLoad_alreadyLoadedWins: a copy of a library (or of its dependency) already in the process —
+// LD_PRELOADed, or loaded by another component — wins over the files the steps find, wherever
+// already-loaded stands in the order and also with no already-loaded step at all: the process never
+// gets a second copy. explain says what the steps found and why a load would not take it.
+func TestLoad_alreadyLoadedWins(t *testing.T) {
+	needLoader(t)
+	site, elsewhere := t.TempDir(), t.TempDir()
+	packs := put(t, t.TempDir(), "wins.toml", []byte(string(pack("alwin", `site_packages_linux = ["pf/lib"]`, `dependencies = ["alwindep"]`))+"\n"+
+		string(pack("alwindep", `site_packages_linux = ["pf/lib"]`))+"\n"+string(pack("alwinlink", `site_packages_linux = ["pf/lib"]`))))
+	wheelDep := put(t, site, "pf/lib/libalwindep.so.1", elfLib(t, "libalwindep.so.1"))
+	wheelLib := put(t, site, "pf/lib/libalwin.so.1", elfLib(t, "libalwin.so.1", "-Wl,--no-as-needed", wheelDep))
+	// Another component's copy of the dependency: the same library, another file.
+	otherDep := put(t, elsewhere, "libalwindep.so.1", elfLib(t, "libalwindep.so.1"))
+	if _, err := loader.Open(otherDep, false); err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}
+
+	for _, order := range []string{`["wheels", "already-loaded", "system"]`, `["wheels", "system"]`} {
+		f := newFinder(t, env, "[search]\norder = "+order+"\n")
+		ex := f.Explain(bg, DynamicLib, "alwindep")
+		if c := ex.Steps[0].Candidates; len(c) != 1 || c[0].Path != wheelDep || !strings.Contains(c[0].Note, "a load returns the copy already in this process, "+otherDep) {
+			t.Fatalf("order %s: explain's wheels step: %+v", order, ex.Steps[0])
+		}
+		dep, err := f.Load(bg, "alwindep")
+		if err != nil || dep.Path != otherDep || !dep.AlreadyLoaded || dep.FoundVia != "was-already-loaded-from-elsewhere" || dep.Step != StepAlreadyLoaded {
+			t.Fatalf("order %s: Load(alwindep) = %+v, %v; want the copy already loaded, %s", order, dep, err, otherDep)
+		}
+	}
+	// The library itself is new: it is loaded from the wheel, its dependency is the process's copy.
+	f := newFinder(t, env, "[search]\norder = [\"wheels\", \"system\"]\n")
+	lib, err := f.Load(bg, "alwin")
+	if err != nil || lib.Path != wheelLib || lib.AlreadyLoaded {
+		t.Fatalf("Load(alwin) = %+v, %v; want it from %s", lib, err, wheelLib)
+	}
+	if got := mappedFiles(t, "libalwindep.so"); len(got) != 1 || got[0] != otherDep {
+		t.Fatalf("the process maps %v; want only %s", got, otherDep)
+	}
+
+	// A hard link of a loaded file is the same file to the loader: the copy in the process, said so.
+	linked := put(t, elsewhere, "libalwinlink.so.1", elfLib(t, "libalwinlink.so.1"))
+	if _, err := loader.Open(linked, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(linked, filepath.Join(site, "pf/lib/libalwinlink.so.1")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Load(bg, "alwinlink")
+	if err != nil || got.Path != linked || !got.AlreadyLoaded {
+		t.Fatalf("Load(alwinlink) = %+v, %v; want the copy already loaded, %s", got, err, linked)
+	}
+}
+
+// TestLoad_checkedFileThroughDescriptor: in a directory others may write, the file validation
+// checked is the file loaded, even when the name is pointed elsewhere between the check and the
+// load; the outside library's code never runs, and the path reported is the one checked.
+func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
+	needLoader(t)
+	site, outside, marks := t.TempDir(), t.TempDir(), t.TempDir()
+	lib := filepath.Join(site, "pf", "lib")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(lib, 0o777); err != nil { // anyone may rename in it
+		t.Fatal(err)
+	}
+	packs := put(t, t.TempDir(), "fd.toml", pack("viafd", `site_packages_linux = ["pf/lib"]`))
+	good := put(t, site, "pf/lib/libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "good"), "viafd_good"))
+	evil := put(t, outside, "libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "evil"), "viafd_evil"))
+	beforeLoad = func(p string) {
+		if p == good {
+			os.Rename(good, good+".moved")
+			os.Symlink(evil, good)
+		}
+	}
+	t.Cleanup(func() { beforeLoad = func(string) {} })
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
+	got, err := f.Load(bg, "viafd")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "evil")); err == nil {
+		t.Fatal("the outside library's constructor ran")
+	}
+	if _, err := os.Stat(filepath.Join(marks, "good")); err != nil || got.Path != good {
+		t.Fatalf("Load = %+v; want the checked file %s loaded (its constructor: %v)", got, good, err)
+	}
+}
+
+// TestLoad_flipRace: another user flips a granted name between a library inside the root and a
+// symlink to one outside, as fast as it can, while libraries are loaded one after another: the
+// outside library's code never runs.
+func TestLoad_flipRace(t *testing.T) {
+	needLoader(t)
+	n := 1000
+	if testing.Short() {
+		n = 100
+	}
+	site, outside, marks := t.TempDir(), t.TempDir(), t.TempDir()
+	dir := filepath.Join(site, "pf", "lib")
+	os.MkdirAll(dir, 0o755)
+	os.Chmod(dir, 0o777)
+	var pk strings.Builder
+	for i := range n {
+		pk.Write(pack(fmt.Sprintf("flip%04d", i), `site_packages_linux = ["pf/lib"]`))
+		pk.WriteString("\n")
+	}
+	packs := put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
+	// One library, its soname patched per name (same length), built once for each side.
+	good := ctorLib(t, "libflip0000.so.1", filepath.Join(marks, "good-0000"), "flip_good")
+	evil := ctorLib(t, "libflip0000.so.1", filepath.Join(marks, "evil-0000"), "flip_evil")
+	patch := func(b []byte, i int) []byte {
+		tag := []byte(fmt.Sprintf("%04d", i))
+		return []byte(strings.ReplaceAll(string(b), "0000", string(tag)))
+	}
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n")
+	var loaded atomic.Int64
+	for i := range n {
+		name := fmt.Sprintf("libflip%04d.so.1", i)
+		target := filepath.Join(dir, name)
+		real, out := filepath.Join(dir, "."+name), filepath.Join(outside, name)
+		os.WriteFile(real, patch(good, i), 0o755)
+		os.WriteFile(out, patch(evil, i), 0o755)
+		os.Link(real, target)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // the other user
+			defer wg.Done()
+			tmp := filepath.Join(dir, ".tmp-"+name)
+			for flip := 0; ; flip++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if flip%2 == 0 {
+					os.Symlink(out, tmp) // the name leads outside
+				} else {
+					os.Link(real, tmp) // the name is the library inside again
+				}
+				os.Rename(tmp, target)
+			}
+		}()
+		if _, err := f.Load(bg, fmt.Sprintf("flip%04d", i)); err == nil {
+			loaded.Add(1)
+		}
+		close(stop)
+		wg.Wait()
+	}
+	evils, _ := filepath.Glob(filepath.Join(marks, "evil-*"))
+	if len(evils) > 0 {
+		t.Fatalf("the outside library's constructor ran %d times in %d loads", len(evils), n)
+	}
+	goods, _ := filepath.Glob(filepath.Join(marks, "good-*"))
+	if int64(len(goods)) != loaded.Load() {
+		t.Fatalf("%d loads succeeded but %d checked libraries ran", loaded.Load(), len(goods))
+	}
+	t.Logf("%d names flipped while loading: %d loaded the checked file, %d refused, no outside code ran", n, loaded.Load(), int64(n)-loaded.Load())
+}
+
+// TestFind_refusedIsNotNotFound: a file found but refused is an error of its own that names the
+// file and why, in the one line a user reads.
+func TestFind_refusedIsNotNotFound(t *testing.T) {
+	root := t.TempDir()
+	bad := put(t, root, "lib64/libcudart.so.12", []byte("not a library"))
+	f := newFinder(t, testEnv{"CUDA_PATH": root}, "[search]\norder = [\"envroots\"]\n")
+	_, err := f.Find(bg, "cudart")
+	var se *SearchError
+	if !errors.Is(err, ErrRefused) || errors.Is(err, ErrNotFound) || !errors.As(err, &se) || se.Code() != "refused" || se.Path != bad {
+		t.Fatalf("Find = %v; want ErrRefused for %s", err, bad)
+	}
+	want := fmt.Sprintf(`pathfinder: found %s for "cudart" but refused it: not an ELF file`, bad)
+	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(pathfinder explain cudart lists all") {
+		t.Fatalf("message %q; want it to start %q", err, want)
+	}
+}
+
+// TestLoad_foundButNotLoadable: a found library whose DT_NEEDED is nowhere fails to load with the
+// loader's own words and an error of its own; find and explain say beforehand that it would; and
+// the search stops there (as cuda.pathfinder's does) instead of loading another step's copy.
+func TestLoad_foundButNotLoadable(t *testing.T) {
+	needLoader(t)
+	site, build, other := t.TempDir(), t.TempDir(), t.TempDir()
+	packs := put(t, t.TempDir(), "nl.toml", pack("notloadable", `site_packages_linux = ["pf/lib"]`, `install_root_env_vars = ["NOTLOADABLE_HOME"]`))
+	missing := put(t, build, "libnlmissing.so.1", elfLib(t, "libnlmissing.so.1"))
+	lib := put(t, site, "pf/lib/libnotloadable.so.1", elfLib(t, "libnotloadable.so.1", "-Wl,--no-as-needed", missing))
+	os.Remove(missing)
+	elsewhere := put(t, other, "lib64/libnotloadable.so.1", elfLib(t, "libnotloadable.so.1"))
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs, "NOTLOADABLE_HOME": other}, "")
+
+	found, err := f.Find(bg, "notloadable")
+	if err != nil || found.Path != lib || !strings.Contains(found.LoadProblem, "it needs libnlmissing.so.1, which the loader would not find") {
+		t.Fatalf("Find = %+v, %v; want %s with the load problem named", found, err, lib)
+	}
+	ex := f.Explain(bg, DynamicLib, "notloadable")
+	if c := ex.Steps[0].Candidates; len(c) != 1 || !c[0].Taken || c[0].LoadProblem != found.LoadProblem {
+		t.Fatalf("explain: %+v", ex.Steps[0])
+	}
+	_, err = f.Load(bg, "notloadable")
+	var se *SearchError
+	if !errors.Is(err, ErrLoadFailed) || !errors.As(err, &se) || se.Path != lib || se.Code() != "load-failed" {
+		t.Fatalf("Load = %v; want ErrLoadFailed for %s", err, lib)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("found %s for \"notloadable\" but could not load it: ", lib)) || !strings.Contains(err.Error(), "libnlmissing.so.1: cannot open shared object file") {
+		t.Fatalf("message: %v", err)
+	}
+	if got := mappedFiles(t, "libnotloadable.so"); len(got) != 0 {
+		t.Fatalf("after the failure the process maps %v; the search should have stopped, not loaded %s", got, elsewhere)
+	}
+}
+
+// TestFind_ignoredInputsNamed: a variable the search passed over is named, with why, in the error
+// and by IgnoredInputs.
+func TestFind_ignoredInputsNamed(t *testing.T) {
+	empty := t.TempDir()
+	f := newFinder(t, testEnv{"CUDA_PATH": "rel/cuda", "VIRTUAL_ENV": "relvenv", "PATHFINDER_SITE_PACKAGES": "/nonexistent/site", "CONDA_PREFIX": empty}, "")
+	_, err := f.Find(bg, "cudart")
+	for _, want := range []string{
+		"$CUDA_PATH=rel/cuda (not an absolute path; pathfinder never resolves one against the working directory)",
+		"$VIRTUAL_ENV=relvenv (not an absolute path",
+		"$PATHFINDER_SITE_PACKAGES=/nonexistent/site (no such file or directory)",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Find error %v; want it to name %s", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "CONDA_PREFIX") {
+		t.Fatalf("a usable variable named as ignored: %v", err)
+	}
+	got := f.IgnoredInputs()
+	if len(got) != 3 || got[0].Name != "PATHFINDER_SITE_PACKAGES" {
+		t.Fatalf("IgnoredInputs = %+v", got)
+	}
+	// Driver libraries do not look at those variables: nothing ignored is theirs.
+	if _, err := f.Find(bg, "nvcudla"); err != nil && strings.Contains(err.Error(), "ignored") {
+		t.Fatalf("nvcudla: %v", err)
+	}
+}
+
+// TestSearchError_explainHintKeepsFlags: the hint at the end of an error is a command that shows
+// the same search.
+func TestSearchError_explainHintKeepsFlags(t *testing.T) {
+	f := newFinder(t, nil, "")
+	_, err := f.FindKind(bg, HeaderDir, "cccl")
+	if err == nil || !strings.Contains(err.Error(), "(pathfinder explain cccl --kind header-dir lists them)") {
+		t.Fatalf("header set: %v", err)
+	}
+	w := newFinder(t, nil, "")
+	w.platform = mustPlatform(t, "windows/amd64")
+	_, err = w.Find(bg, "cudnn")
+	if err == nil || !strings.Contains(err.Error(), "(pathfinder explain cudnn --target windows/amd64 lists them)") {
+		t.Fatalf("other target: %v", err)
+	}
+}
+
+func mustPlatform(t *testing.T, s string) abi.Platform {
+	t.Helper()
+	p, err := ParsePlatform(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFind_contextEnded: a search whose context ends says so (errors.Is with the context's error),
+// never "not found", and nothing of it is remembered: the next call with a live context searches.
+func TestFind_contextEnded(t *testing.T) {
+	site := t.TempDir()
+	want := put(t, site, "nvidia/cu13/lib/libnvfatbin.so.13", elfLib(t, "libnvfatbin.so.13"))
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_NO_CACHE": "1"}, "")
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, err := f.Find(ctx, "nvfatbin")
+	var se *SearchError
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNotFound) || !errors.As(err, &se) || se.Code() != "canceled" {
+		t.Fatalf("Find with a canceled context = %v", err)
+	}
+	lib, err := f.Find(bg, "nvfatbin")
+	if err != nil || lib.Path != want {
+		t.Fatalf("Find afterwards = %+v, %v; want %s", lib, err, want)
+	}
+	_, err = f.Load(ctx, "nvjpeg")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Load with a canceled context = %v", err)
+	}
+}
