@@ -95,20 +95,27 @@ func (l *Library) FileNames(p Platform) []string {
 	return append(l.LinuxSonames[:len(l.LinuxSonames):len(l.LinuxSonames)], l.LinuxFiles...)
 }
 
-// CondaDirs returns the sub-directories of a conda prefix to search on p; a dynamic library that
-// declares none is in lib (Library/bin on Windows). "{triple}" stands for p.Triple().
+// CondaDirs returns the sub-directories of a conda prefix to search on p. A dynamic library that
+// declares none is searched as in a toolkit root, with its anchor directories (lib64, lib; nvvm/lib64
+// for nvvm), where conda's packages put them; on Windows under Library (Library/bin/x64, Library/bin,
+// Library/nvvm/bin). "{triple}" stands for p.Triple().
 func (l *Library) CondaDirs(p Platform) []string {
 	dirs := l.CondaRelDirsLinux
 	if p.OS == "windows" {
 		dirs = l.CondaRelDirsWindows
 	}
-	if len(dirs) == 0 && len(l.LinuxFiles)+len(l.WindowsFiles) == 0 {
-		if p.OS == "windows" {
-			return []string{"Library/bin"}
-		}
-		return []string{"lib"}
+	if len(dirs) > 0 || len(l.LinuxFiles)+len(l.WindowsFiles) > 0 {
+		return p.expand(dirs)
 	}
-	return p.expand(dirs)
+	anchors := l.AnchorDirs(p)
+	if p.OS != "windows" {
+		return anchors
+	}
+	out := make([]string, len(anchors))
+	for i, a := range anchors {
+		out[i] = "Library/" + a
+	}
+	return out
 }
 
 // SitePackagesDirs returns the site-packages sub-directories to search on p.

@@ -362,3 +362,20 @@ func TestFind_contextEnded(t *testing.T) {
 		t.Fatalf("Load with a canceled context = %v", err)
 	}
 }
+
+// TestFind_condaIsAnAnchorPoint: $CONDA_PREFIX is searched like a toolkit root, with the library's
+// anchor directories: nvvm in the env's nvvm/lib64 is found, and wins over CUDA_HOME's.
+func TestFind_condaIsAnAnchorPoint(t *testing.T) {
+	env, cuda := t.TempDir(), t.TempDir()
+	want := put(t, env, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+	put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+	lt := put(t, env, "lib/libcublasLt.so.12", elfLib(t, "libcublasLt.so.12"))
+	f := newFinder(t, testEnv{"CONDA_PREFIX": env, "CUDA_HOME": cuda}, "")
+	lib, err := f.Find(bg, "nvvm")
+	if err != nil || lib.Path != want || lib.FoundVia != "conda" {
+		t.Fatalf("Find(nvvm) = %+v, %v; want %s via conda", lib, err, want)
+	}
+	if lib, err := f.Find(bg, "cublasLt"); err != nil || lib.Path != lt || lib.FoundVia != "conda" {
+		t.Fatalf("Find(cublasLt) = %+v, %v; want %s via conda", lib, err, lt)
+	}
+}

@@ -33,21 +33,18 @@ static strs under(const char *root, strs rels) {
 	return out;
 }
 
-// conda: the descriptor's directories under $CONDA_PREFIX; lib (Library/bin on Windows) for a
-// dynamic library that declares none.
+// conda: the descriptor's directories under $CONDA_PREFIX; a dynamic library that declares none is
+// searched as in a toolkit root, with its anchor directories (Windows: under Library).
 static void conda(const request *rq, response *rs) {
 	const char *prefix = env_dir(rs, "CONDA_PREFIX");
 	if (!prefix)
 		return;
 	const library *l = &rq->library;
 	strs rels = is_windows(rq) ? l->conda_rel_dirs_windows : l->conda_rel_dirs_linux;
-	if (rels.n == 0 && l->linux_files.n + l->windows_files.n == 0) {
-		rels = (strs){0};
-		push(&rels, is_windows(rq) ? "Library/bin" : "lib");
-	} else {
-		rels = expand(rq->platform, rels);
-	}
-	find(rq, rs, under(prefix, rels), "conda");
+	if (rels.n == 0 && l->linux_files.n + l->windows_files.n == 0)
+		find(rq, rs, under(is_windows(rq) ? path_join(prefix, "Library") : prefix, anchor_dirs(rq)), "conda");
+	else
+		find(rq, rs, under(prefix, expand(rq->platform, rels)), "conda");
 }
 
 // envroots: the descriptor's install-root variables in order, then CUDA_PATH, else CUDA_HOME.

@@ -10,8 +10,10 @@ import (
 // Plugin registers the step.
 var Plugin = abi.Plugin{Name: "conda", Version: "1", Env: []string{"CONDA_PREFIX"}, Search: Search}
 
-// Search looks in the descriptor's directories under $CONDA_PREFIX: lib for a dynamic library
-// (Library/bin on Windows), include and targets/<triple>/include for headers, bin for binaries.
+// Search looks in the descriptor's directories under $CONDA_PREFIX: for a dynamic library its anchor
+// directories, as in a toolkit root (lib64, lib; nvvm/lib64 for nvvm; on Windows under Library:
+// Library/bin/x64, Library/bin, Library/nvvm/bin), include and targets/<triple>/include for
+// headers, bin for binaries.
 func Search(env abi.Env, req *abi.Request) *abi.Response {
 	resp := &abi.Response{}
 	prefix, ok := env.EnvDir(resp, "CONDA_PREFIX")
