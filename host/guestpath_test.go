@@ -360,3 +360,58 @@ func TestPyLayout_discover(t *testing.T) {
 		})
 	}
 }
+
+// TestPyLayout_pyenv: the python3 on PATH is pyenv's shim, a script; the site-packages are those of
+// the version pyenv would run, found without running anything.
+func TestPyLayout_pyenv(t *testing.T) {
+	root := t.TempDir()
+	pyenv := filepath.Join(root, "home", ".pyenv")
+	put(t, pyenv, "shims/python3", []byte("#!/usr/bin/env bash\nexec pyenv exec python3 \"$@\"\n"))
+	for _, v := range []string{"3.11.7", "3.12.4"} {
+		put(t, pyenv, "versions/"+v+"/bin/python3", []byte("\x7fELF"))
+		os.MkdirAll(filepath.Join(pyenv, "versions", v, "lib", "python"+v[:4], "site-packages"), 0o755)
+	}
+	put(t, pyenv, "version", []byte("3.11.7\n"))
+	sys := filepath.Join(root, "usr")
+	put(t, sys, "bin/python3", []byte("\x7fELF"))
+	os.MkdirAll(filepath.Join(sys, "lib", "python3.10", "site-packages"), 0o755)
+	project := filepath.Join(root, "project", "src")
+	os.MkdirAll(project, 0o755)
+	site := func(v string) string { return filepath.Join(pyenv, "versions", v, "lib", "python"+v[:4], "site-packages") }
+	base := map[string]string{"PATH": filepath.Join(pyenv, "shims") + ":" + filepath.Join(sys, "bin"), "PWD": project}
+
+	tests := []struct {
+		name string
+		env  map[string]string
+		file string // a .python-version in the project's parent
+		want string
+	}{
+		{name: "the global version file", want: site("3.11.7")},
+		{name: "PYENV_VERSION", env: map[string]string{"PYENV_VERSION": "3.12.4"}, want: site("3.12.4")},
+		{name: "a list: the first version that exists", env: map[string]string{"PYENV_VERSION": "3.9.1:3.12.4"}, want: site("3.12.4")},
+		{name: ".python-version above the working directory", file: "3.12.4 # the project's\n", want: site("3.12.4")},
+		{name: "PYENV_DIR instead of the working directory", file: "3.12.4", env: map[string]string{"PYENV_DIR": root}, want: site("3.11.7")},
+		{name: "system: the next python3 on PATH", env: map[string]string{"PYENV_VERSION": "system"}, want: filepath.Join(sys, "lib", "python3.10", "site-packages")},
+		{name: "PYENV_ROOT elsewhere: not this shim's", env: map[string]string{"PYENV_ROOT": filepath.Join(root, "other")}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vf := filepath.Join(root, "project", ".python-version")
+			os.Remove(vf)
+			if tt.file != "" {
+				os.WriteFile(vf, []byte(tt.file), 0o644)
+			}
+			env := map[string]string{}
+			for k, v := range base {
+				env[k] = v
+			}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			got := pyLayout{}.discover(nil, func(k string) string { return env[k] }, &observe.Recorder{})
+			if (tt.want == "") != (len(got) == 0) || tt.want != "" && got[0] != tt.want {
+				t.Fatalf("discover = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -51,7 +51,7 @@ func (py pyLayout) discover(configured []string, getenv func(string) string, rec
 		dirs = append(dirs, py.prefixSites(conda, rec)...)
 	}
 	if exe := py.lookPython(getenv("PATH"), rec); exe != "" {
-		dirs = append(dirs, py.pythonSites(exe, rec)...)
+		dirs = append(dirs, py.pythonSites(exe, getenv, rec)...)
 	}
 	dirs = append(dirs, py.userSites(getenv, rec)...)
 	seen := map[string]bool{}
@@ -177,8 +177,9 @@ func (py pyLayout) lookPython(pathEnv string, rec *observe.Recorder) string {
 
 // pythonSites derives the site-packages of the interpreter at exe without running it: a venv is told
 // by the pyvenv.cfg beside its bin (Scripts) directory; otherwise the prefix is two levels above the
-// real binary on Unix, and the binary's own directory on Windows.
-func (py pyLayout) pythonSites(exe string, rec *observe.Recorder) []string {
+// real binary on Unix, and the binary's own directory on Windows. A pyenv shim stands for the
+// version pyenv would run (pyenvPython).
+func (py pyLayout) pythonSites(exe string, getenv func(string) string, rec *observe.Recorder) []string {
 	bin := filepath.Dir(exe)
 	if cfg := filepath.Join(filepath.Dir(bin), "pyvenv.cfg"); fileExists(cfg, rec) {
 		return py.prefixSites(filepath.Dir(bin), rec)
@@ -192,7 +193,11 @@ func (py pyLayout) pythonSites(exe string, rec *observe.Recorder) []string {
 		return py.prefixSites(filepath.Dir(real), rec)
 	}
 	if isScript(real) {
-		return nil // a shim (pyenv, asdf): its prefix is not beside it
+		// A shim (pyenv, asdf): its prefix is not beside it.
+		if p := py.pyenvPython(exe, getenv, rec); p != "" {
+			return py.pythonSites(p, getenv, rec)
+		}
+		return nil
 	}
 	prefix := filepath.Dir(filepath.Dir(real))
 	sites := py.prefixSites(prefix, rec)
@@ -238,4 +243,86 @@ func lookPath(name, pathEnv string, rec *observe.Recorder) string {
 		}
 	}
 	return ""
+}
+
+// pyenvPython is the python3 a pyenv shim at exe would run, found as pyenv finds it but without
+// running anything: the version named by $PYENV_VERSION, else by the nearest .python-version file
+// from $PYENV_DIR (default: the working directory) up, else by $PYENV_ROOT/version; each of those
+// may list several, the first that has python3 wins, and "system" means the next python3 on PATH
+// after the shims. "" when exe is no pyenv shim or the version has no python3.
+func (py pyLayout) pyenvPython(exe string, getenv func(string) string, rec *observe.Recorder) string {
+	shims := filepath.Dir(exe)
+	root := getenv("PYENV_ROOT")
+	if root == "" {
+		root = filepath.Dir(shims)
+	}
+	if py.windows || filepath.Base(shims) != "shims" || filepath.Clean(root) != filepath.Dir(shims) {
+		return ""
+	}
+	for _, v := range pyenvVersions(root, getenv, rec) {
+		if v == "system" {
+			if p := lookPath("python3", pathAfter(getenv("PATH"), shims), rec); p != "" {
+				return p
+			}
+			continue
+		}
+		p := filepath.Join(root, "versions", v, "bin", "python3")
+		if fi, err := rec.Stat(p); err == nil && fi.Mode()&0o111 != 0 && !strings.ContainsAny(v, "/\\") {
+			return p
+		}
+	}
+	return ""
+}
+
+// pyenvVersions is the list of versions pyenv would try, in order.
+func pyenvVersions(root string, getenv func(string) string, rec *observe.Recorder) []string {
+	if v := getenv("PYENV_VERSION"); v != "" {
+		return strings.Split(v, ":")
+	}
+	dir := getenv("PYENV_DIR")
+	if dir == "" {
+		// pyenv looks from the working directory up; the shell's $PWD says which it is, and is
+		// recorded, so that a cached answer is not used from another directory.
+		dir = getenv("PWD")
+	}
+	for dir != "" && filepath.IsAbs(dir) {
+		if vs := readVersionFile(filepath.Join(dir, ".python-version"), rec); len(vs) > 0 {
+			return vs
+		}
+		if parent := filepath.Dir(dir); parent != dir {
+			dir = parent
+		} else {
+			break
+		}
+	}
+	if vs := readVersionFile(filepath.Join(root, "version"), rec); len(vs) > 0 {
+		return vs
+	}
+	return []string{"system"}
+}
+
+// readVersionFile reads a pyenv version file: version names separated by white space, # comments.
+func readVersionFile(p string, rec *observe.Recorder) []string {
+	data, err := os.ReadFile(p)
+	rec.Add(observe.Observation{Path: p, What: observe.Stat, Seen: observe.StatSeen(os.Stat(p))})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		out = append(out, strings.Fields(line)...)
+	}
+	return out
+}
+
+// pathAfter is the part of the PATH list after the entry dir.
+func pathAfter(pathEnv, dir string) string {
+	list := filepath.SplitList(pathEnv)
+	for i, d := range list {
+		if filepath.Clean(d) == dir {
+			return strings.Join(list[i+1:], string(filepath.ListSeparator))
+		}
+	}
+	return pathEnv
 }
