@@ -4,12 +4,120 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
+
+// The README's Go section is this example's body: TestExample_isTheREADME keeps them the same, and
+// TestExample_runs runs it on this machine, where the libraries may or may not be.
+func Example() {
+	ctx := context.Background()
+
+	lib, err := host.Load(ctx, "cudart") // finds it, loads its dependencies, then it; remembered for the process
+	var se *host.SearchError
+	switch {
+	case err == nil:
+		fmt.Println(lib.Path, lib.FoundVia, lib.AlreadyLoaded)
+	case errors.As(err, &se):
+		fmt.Println(se.Code(), se.Path, len(se.Attempts)) // not-found, refused, load-failed...; every place looked
+	default:
+		fmt.Println(err) // a configuration error
+	}
+
+	f, err := host.New(host.Options{ConfigFile: ""}) // a Finder of your own: a site config, another platform
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	if p, err := f.Find(ctx, "nvrtc"); err == nil { // find without loading
+		fmt.Println(p.Path, p.LoadProblem) // what would stop a load of it, told without loading
+	}
+	ex := f.Explain(ctx, host.DynamicLib, "cudnn") // the whole trace: every step, candidate and reason
+	fmt.Println(len(ex.Steps), ex.Err)
+	if dir, err := f.FindKind(ctx, host.HeaderDir, "cccl"); err == nil { // also host.Binary, StaticLib, Bitcode
+		fmt.Println(dir.Path)
+	}
+	if set, err := f.FindTogether(ctx, []string{"cudart", "nvrtc"}); err == nil { // all from one root, or a *MixedToolkitsError
+		fmt.Println(set[0].Path, set[1].Path)
+	}
+	rep := driver.Probe(ctx, driver.Options{}) // host/driver: the driver, the highest CUDA it supports, each GPU
+	fmt.Println(rep.DriverVersion, rep.MaxCUDA, len(rep.GPUs))
+}
+
+// TestExample_isTheREADME: the README shows Example's body, as it is.
+func TestExample_isTheREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)## Go\n\n```go\n(.*?)```").FindSubmatch(readme)
+	body := regexp.MustCompile(`(?s)\nfunc Example\(\) \{\n(.*?)\n\}\n`).FindSubmatch(src)
+	if block == nil || body == nil {
+		t.Fatal("README's Go block or Example's body not found")
+	}
+	want := strings.ReplaceAll(string(body[1]), "\n\t", "\n")
+	want = strings.TrimPrefix(want, "\t")
+	got := string(block[1])
+	got = got[strings.Index(got, "ctx :="):]
+	if strings.TrimSpace(got) != strings.TrimSpace(want) {
+		t.Fatalf("README's Go block differs from Example in example_test.go:\n--- README\n%s\n--- Example\n%s", got, want)
+	}
+}
+
+// TestExample_runs runs the README's code on this machine: whatever is or is not installed, it
+// must not panic.
+func TestExample_runs(t *testing.T) {
+	stdout := os.Stdout
+	r, w, _ := os.Pipe()
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	Example()
+	w.Close()
+	os.Stdout = stdout
+	t.Logf("Example printed:\n%s", <-done)
+}
+
+// TestDefault: the package-level functions use one process-wide Finder.
+func TestDefault(t *testing.T) {
+	a, err := host.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := host.Default(); a != b {
+		t.Fatal("Default returned two Finders")
+	}
+	ctx := context.Background()
+	if _, err := host.Find(ctx, "cudartt"); !errors.Is(err, host.ErrUnknown) {
+		t.Fatalf("host.Find(cudartt) = %v; want ErrUnknown", err)
+	}
+	if _, err := host.Load(ctx, "cudartt"); !errors.Is(err, host.ErrUnknown) {
+		t.Fatalf("host.Load(cudartt) = %v; want ErrUnknown", err)
+	}
+	lib, err := host.Find(ctx, "nvjpeg")
+	lib2, err2 := a.Find(ctx, "nvjpeg")
+	if (err == nil) != (err2 == nil) || err == nil && lib.Path != lib2.Path {
+		t.Fatalf("host.Find = %+v, %v; Default().Find = %+v, %v", lib, err, lib2, err2)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := host.Load(canceled, "cufft"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("host.Load with a canceled context = %v", err)
+	}
+}
 
 // A Finder over a fake virtual environment: a real shared object in the CUDA 13 wheel layout.
 func ExampleFinder_Find() {
