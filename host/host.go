@@ -286,6 +286,9 @@ type LoadedLibrary struct {
 	Library
 	AlreadyLoaded bool    `json:"already_loaded"` // it was in the process before pathfinder looked
 	Handle        uintptr `json:"-"`              // the loader's handle; never closed
+	// Dependencies are the libraries loaded before it, in order (cublasLt for cublas), each with
+	// its own; an optional dependency that was not found is left out.
+	Dependencies []*LoadedLibrary `json:"dependencies,omitempty"`
 }
 
 // Find locates the dynamic library name without loading it.

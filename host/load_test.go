@@ -29,6 +29,9 @@ func TestLoad_dependencyFirst(t *testing.T) {
 	if lib.Path != blas || lib.FoundVia != "site-packages" || lib.AlreadyLoaded || lib.Handle == 0 {
 		t.Fatalf("Load(cublas) = %+v", lib)
 	}
+	if len(lib.Dependencies) != 1 || lib.Dependencies[0].Name != "cublasLt" || lib.Dependencies[0].Path != lt {
+		t.Fatalf("Load(cublas).Dependencies = %+v; want cublasLt from %s", lib.Dependencies, lt)
+	}
 	dep, err := f.Load(bg, "cublasLt")
 	if err != nil || dep.Path != lt {
 		t.Fatalf("Load(cublasLt) = %+v, %v; want it loaded from %s as cublas's dependency", dep, err, lt)

@@ -114,7 +114,7 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 			return
 		}
 		if lib != nil {
-			lib.Name, lib.Kind = name, ex.Kind
+			lib.Name, lib.Kind, lib.Dependencies = name, ex.Kind, r.deps
 			if lib.Step == "" {
 				lib.Step = step
 			}
@@ -166,6 +166,7 @@ type run struct {
 	load     bool
 	depsDone bool
 	depErr   error
+	deps     []*LoadedLibrary // the dependencies loaded
 	// collect keeps going past the first valid candidate and gathers every one, with its root.
 	collect bool
 	valid   []rootedLibrary
@@ -474,7 +475,8 @@ func (r *run) dependencies() bool {
 	}
 	r.depsDone = true
 	for _, dep := range r.e.Dependencies {
-		if _, err := r.f.Load(r.ctx, dep); err != nil {
+		lib, err := r.f.Load(r.ctx, dep)
+		if err != nil {
 			se := &SearchError{Name: r.e.Name, Kind: r.e.Kind, Err: ErrNotFound, Dependency: dep, Cause: err}
 			if de, ok := err.(*SearchError); ok {
 				se.Err, se.Attempts = de.Err, de.Attempts
@@ -482,9 +484,12 @@ func (r *run) dependencies() bool {
 			r.depErr = se
 			return false
 		}
+		r.deps = append(r.deps, lib)
 	}
 	for _, dep := range r.e.OptionalDependencies {
-		r.f.Load(r.ctx, dep)
+		if lib, err := r.f.Load(r.ctx, dep); err == nil {
+			r.deps = append(r.deps, lib)
+		}
 	}
 	return true
 }
