@@ -13,8 +13,9 @@ mirror=${PATHFINDER_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs"
 dir=$(cd "$dir" && pwd)
 
-# suite: the packages taken from it. trixie carries CUDA 12.4 and the 550 driver; bookworm the 535
-# driver and CUDA 11.8 (for the 11.8 nvvm behind an 11.8 cudart).
+# suite: the packages taken from it, all in non-free (main, the biggest list, is not read). trixie
+# carries CUDA 12.4 and the 550 driver; bookworm the 535 driver and CUDA 11.8 (libcudart.so.11.0 and
+# its 11.8 nvvm, a toolkit no descriptor's canary matches).
 trixie="libcudart12 libcublas12 libcublaslt12 libnvrtc12 libnvrtc-builtins12.4 libnvjitlink12 libnvvm4
   libcupti12 libcurand10 libnvtoolsext1 libnvjpeg12 libnccl2 libcuda1 libnvidia-ml1 nvidia-smi"
 bookworm="libcudart11.0 libnvvm4 libcuda1 libnvidia-ml1 nvidia-smi"
@@ -22,38 +23,53 @@ bookworm="libcudart11.0 libnvvm4 libcuda1 libnvidia-ml1 nvidia-smi"
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -f "$keyring" ] && signed="[signed-by=$keyring]" || signed="[trusted=yes]"
 cat >"$dir/apt/sources.list" <<SOURCES
-deb $signed $mirror trixie main contrib non-free
-deb $signed $mirror bookworm main contrib non-free
+deb $signed $mirror trixie contrib non-free
+deb $signed $mirror bookworm contrib non-free
 SOURCES
 apt_opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::Etc::Preferences=/dev/null" -o Dir::Etc::PreferencesParts=/dev/null
   -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::State::Status=/dev/null" -o "Dir::Cache=$dir/apt/cache"
-  -o Debug::NoLocking=1 -o APT::Sandbox::User=root -o APT::Architecture=amd64 -o Acquire::Retries=3)
+  -o Debug::NoLocking=1 -o APT::Sandbox::User=root -o APT::Architecture=amd64 -o Acquire::Retries=3
+  -o Acquire::Languages=none -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
+  -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false
+  -o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false
+  -o Acquire::IndexTargets::deb::CNF::DefaultEnabled=false)   # only the package lists are needed
 
 if ! apt-get "${apt_opts[@]}" -qq update >"$dir/apt/update.log" 2>&1; then
   echo "realnv: cannot read Debian's archive at $mirror (see $dir/apt/update.log)" >&2
   exit 3
 fi
 
+# One apt-cache call answers every version (each call re-reads the lists, about a second).
+declare -A version
+while read -r pkg ver suite; do # madison: "pkg | version | mirror suite/component arch Packages"
+  [ -n "${version[$suite/$pkg]:-}" ] || version[$suite/$pkg]=$ver
+done < <(apt-cache "${apt_opts[@]}" madison $(printf '%s\n' $trixie $bookworm | sort -u) |
+  awk -F' *[|] *' '{ split($3, w, " "); split(w[2], s, "/"); gsub(/ /, "", $1); print $1, $2, s[1] }')
+
+wanted=() missing=()
+for p in $trixie; do wanted+=("trixie/$p"); done
+for p in $bookworm; do wanted+=("bookworm/$p"); done
+for sp in "${wanted[@]}"; do
+  if [ -z "${version[$sp]:-}" ]; then echo "realnv: ${sp#*/} is not in ${sp%%/*}" >&2; exit 1; fi
+  [ "$(cat "$dir/$sp/.version" 2>/dev/null)" = "${version[$sp]}" ] || missing+=("$sp")
+done
+
+for sp in ${missing[@]+"${missing[@]}"}; do
+  suite=${sp%%/*} pkg=${sp#*/}
+  rm -rf "${dir:?}/$sp" "$dir/debs/$suite-$pkg"
+  mkdir -p "$dir/debs/$suite-$pkg" "$dir/$sp"
+  (cd "$dir/debs/$suite-$pkg" && apt-get "${apt_opts[@]}" -qq download "$pkg/$suite" >/dev/null)
+  dpkg-deb -x "$dir/debs/$suite-$pkg"/*.deb "$dir/$sp"
+  rm -rf "$dir/debs/$suite-$pkg"
+  echo "${version[$sp]}" >"$dir/$sp/.version"
+  echo "realnv: $suite $pkg ${version[$sp]}"
+done
+
 manifest="$dir/manifest.tsv.new"
 : >"$manifest"
-fetch() { # suite package
-  local suite=$1 pkg=$2 ver out
-  ver=$(apt-cache "${apt_opts[@]}" show "$pkg/$suite" 2>/dev/null | awk '/^Version:/{print $2; exit}')
-  if [ -z "$ver" ]; then echo "realnv: $pkg is not in $suite" >&2; return 1; fi
-  out="$dir/$suite/$pkg"
-  if [ "$(cat "$out/.version" 2>/dev/null)" != "$ver" ]; then
-    rm -rf "$out" "$dir/debs/$suite-$pkg"
-    mkdir -p "$dir/debs/$suite-$pkg" "$out"
-    (cd "$dir/debs/$suite-$pkg" && apt-get "${apt_opts[@]}" -qq download "$pkg/$suite" >/dev/null)
-    dpkg-deb -x "$dir/debs/$suite-$pkg"/*.deb "$out"
-    rm -rf "$dir/debs/$suite-$pkg"
-    echo "$ver" >"$out/.version"
-    echo "realnv: $suite $pkg $ver"
-  fi
-  printf '%s\t%s\t%s\t%s\n' "$suite" "$pkg" "$ver" "$out" >>"$manifest"
-}
-for p in $trixie; do fetch trixie "$p"; done
-for p in $bookworm; do fetch bookworm "$p"; done
+for sp in "${wanted[@]}"; do
+  printf '%s\t%s\t%s\t%s\n' "${sp%%/*}" "${sp#*/}" "${version[$sp]}" "$dir/$sp" >>"$manifest"
+done
 mv "$manifest" "$dir/manifest.tsv"
-echo "realnv: $(wc -l <"$dir/manifest.tsv") packages under $dir"
+echo "realnv: ${#wanted[@]} packages under $dir (${#missing[@]} fetched now)"

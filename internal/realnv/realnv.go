@@ -1,7 +1,8 @@
 // Package realnv gives tests NVIDIA's own libraries, as Debian ships them, unpacked (never installed)
 // by fetch.sh beside this file into $PATHFINDER_REALNV_DIR (default ~/.cache/pathfinder-realnv).
 // Tests that need them skip, saying why, when they were not fetched; with PATHFINDER_REALNV=require
-// (CI sets it) they fail instead, so a suite that should have run cannot pass by skipping.
+// (CI sets it) they fail instead, so a suite that should have run cannot pass by skipping. Place, Copy
+// and Symlink lay the unpacked files out the way an install does (integration/ builds its layouts so).
 package realnv
 
 import (

@@ -1,0 +1,78 @@
+// Command loadmaps loads one library through pathfinder's Go API and prints, as one JSON object, what
+// Load returned and every file of that library that /proc/self/maps shows in the process afterwards.
+// The suite in integration/ runs it to see that a process never holds two copies of one library:
+//
+//	loadmaps NAME FILE-PREFIX      e.g. loadmaps cudart libcudart.so
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/host"
+)
+
+// report is what loadmaps prints.
+type report struct {
+	Path          string   `json:"path,omitempty"`
+	FoundVia      string   `json:"found_via,omitempty"`
+	AlreadyLoaded bool     `json:"already_loaded"`
+	Error         string   `json:"error,omitempty"`
+	Maps          []string `json:"maps"` // "device inode path", once per file mapped
+}
+
+func main() {
+	if host.ChildMain() {
+		return
+	}
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: loadmaps NAME FILE-PREFIX")
+		os.Exit(2)
+	}
+	var r report
+	lib, err := host.Load(context.Background(), os.Args[1])
+	if err != nil {
+		r.Error = err.Error()
+	} else {
+		r.Path, r.FoundVia, r.AlreadyLoaded = lib.Path, lib.FoundVia, lib.AlreadyLoaded
+	}
+	r.Maps, err = mappedFiles(os.Args[2])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadmaps:", err)
+		os.Exit(2)
+	}
+	json.NewEncoder(os.Stdout).Encode(r)
+	if r.Error != "" {
+		os.Exit(1)
+	}
+}
+
+// mappedFiles lists the files mapped into this process whose name starts with prefix, each once.
+func mappedFiles(prefix string) ([]string, error) {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := []string{}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// address perms offset dev inode path
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || !strings.HasPrefix(filepath.Base(fields[5]), prefix) {
+			continue
+		}
+		file := fields[3] + " " + fields[4] + " " + strings.Join(fields[5:], " ")
+		if !seen[file] {
+			seen[file] = true
+			out = append(out, file)
+		}
+	}
+	return out, sc.Err()
+}
