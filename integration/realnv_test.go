@@ -20,7 +20,7 @@ import (
 // notLoadable is the --json error kind of a library that was found but that the loader refused
 // (Debian's nccl 2.22 needs GLIBC_2.38; this machine's glibc is 2.36).
 // ISSUE 11 POINT 6: the kind of its own is being added; put its exact string here ("" asserts none).
-const notLoadable = ""
+const notLoadable = "load-failed"
 
 const alreadyLoaded = "was-already-loaded-from-elsewhere"
 
