@@ -71,6 +71,12 @@ func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
 			} else {
 				fmt.Fprintf(w, "      ✗ %s  refused: %s\n", c.Path, c.Refused)
 			}
+			if c.LoadProblem != "" {
+				fmt.Fprintf(w, "        but a load would fail: %s\n", c.LoadProblem)
+			}
+			if c.Note != "" {
+				fmt.Fprintf(w, "        %s\n", c.Note)
+			}
 		}
 		for _, t := range st.Tried {
 			if t.Path == "" {

@@ -354,9 +354,10 @@ dependencies = ["cublas"]
 		t.Fatalf("find acmefft: exit %d %q %q", code, out, errOut)
 	}
 	out, errOut, code = runChild(t, "load", "acmefft", "cublas", "--json")
-	want := fmt.Sprintf(`{"name":"acmefft","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false}
-{"name":"cublas","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false}
-`, acme, cublas)
+	cublasLine := fmt.Sprintf(`{"name":"cublas","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false,"dependencies":[{"name":"cublasLt","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false}]}`, cublas, lt)
+	want := fmt.Sprintf(`{"name":"acmefft","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false,"dependencies":[%s]}
+%s
+`, acme, cublasLine, cublasLine)
 	if code != exitOK || out != want {
 		t.Fatalf("load acmefft cublas: exit %d\n%s%s\nwant\n%s", code, out, errOut, want)
 	}
@@ -372,7 +373,7 @@ dependencies = ["cublas"]
 
 	// Without the dependency, the library cannot be loaded: the loader says why.
 	write(t, pack, []byte("[[library]]\nname = \"acmefft\"\npackaged_with = \"other\"\nlinux_sonames = [\"libacmefft.so.2\"]\nsite_packages_linux = [\"acme_fft/lib\"]\n"))
-	if out, _, code := runChild(t, "load", "acmefft", "--json"); code != exitNotFound || !strings.Contains(out, "libcublas.so.13") {
+	if out, _, code := runChild(t, "load", "acmefft", "--json"); code != exitNotFound || !strings.Contains(out, `"error":"load-failed"`) || !strings.Contains(out, "libcublas.so.13") {
 		t.Fatalf("load without the dependency: exit %d %s", code, out)
 	}
 	// Redefining a builtin library without replaces = true is an error that names both packs.

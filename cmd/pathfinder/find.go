@@ -51,7 +51,7 @@ func targetFlag(fs *flag.FlagSet) *string {
 type failure struct {
 	Name     string         `json:"name"`
 	Kind     string         `json:"kind"`
-	Error    string         `json:"error"` // "unknown", "not-available" or "not-found"
+	Error    string         `json:"error"` // host.SearchError.Code: "not-found", "refused", "load-failed", "unknown", ...
 	Message  string         `json:"message"`
 	Attempts []host.Attempt `json:"attempts"`
 }
@@ -80,6 +80,9 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 			lib, e := f.FindKind(ctx, kind, name)
 			if err = e; err == nil {
 				out, path = lib, lib.Path
+				if lib.LoadProblem != "" && !asJSON { // --json carries it as load_problem
+					fmt.Fprintf(c.stderr, "pathfinder: warning: %s: a load of %s would fail: %s\n", name, lib.Path, lib.LoadProblem)
+				}
 			}
 		}
 		if err != nil {

@@ -278,7 +278,7 @@ func TestLoad_noCgoBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load: %v\n%s", err, out)
 	}
-	want := fmt.Sprintf(`{"name":"cufftw","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufftw.so.12","found_via":"site-packages","step":"wheels","already_loaded":false}
+	want := fmt.Sprintf(`{"name":"cufftw","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufftw.so.12","found_via":"site-packages","step":"wheels","already_loaded":false,"dependencies":[{"name":"cufft","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufft.so.12","found_via":"site-packages","step":"wheels","already_loaded":false}]}
 {"name":"cufft","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufft.so.12","found_via":"site-packages","step":"wheels","already_loaded":false}
 `, site)
 	if string(out) != want {

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The one line a user reads says what really happened: these run the built binary, in a process
+// of its own, where the loader's environment is what the test sets.
+
+// runBin runs the binary bin with env added to the test's (isolated) environment.
+func runBin(t *testing.T, bin string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), errb.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), 0
+}
+
+// markerLib builds a shared object whose constructor creates marker: its code ran in the process.
+func markerLib(t *testing.T, path, soname, marker string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	src := filepath.Join(t.TempDir(), "lib.c")
+	os.WriteFile(src, []byte(fmt.Sprintf(`#include <fcntl.h>
+__attribute__((constructor)) static void ran(void) { open(%q, O_CREAT|O_WRONLY, 0644); }
+int cuDriverGetVersion(int *v) { *v = 0; return 34; }
+`, marker)), 0o644)
+	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", path, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+}
+
+// TestStubNeverHandedOut: a build's stubs directory first on LD_LIBRARY_PATH (libcuda.so.1 linked to
+// the stub, as container builds do) is passed over for the real library after it; with no real one,
+// the error names the stub and why; the stub's code never runs either way.
+func TestStubNeverHandedOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := noCgoBinary(t)
+	isolate(t)
+	dir, marks := t.TempDir(), t.TempDir()
+	stubs := filepath.Join(dir, "cuda", "lib64", "stubs")
+	markerLib(t, filepath.Join(stubs, "libcuda.so"), "libcuda.so.1", filepath.Join(marks, "stub"))
+	os.Symlink("libcuda.so", filepath.Join(stubs, "libcuda.so.1"))
+	real := filepath.Join(dir, "driver", "libcuda.so.1")
+	markerLib(t, real, "libcuda.so.1", filepath.Join(marks, "driver"))
+
+	env := []string{"LD_LIBRARY_PATH=" + stubs + ":" + filepath.Dir(real)}
+	for _, cmd := range []string{"find", "load"} {
+		out, errOut, code := runBin(t, bin, env, cmd, "cuda", "--json")
+		var lib struct{ Path, FoundVia string }
+		json.Unmarshal([]byte(out), &lib)
+		if code != exitOK || lib.Path != real {
+			t.Fatalf("%s cuda: exit %d %s%s; want %s", cmd, code, out, errOut, real)
+		}
+	}
+	out, _, _ := runBin(t, bin, env, "explain", "cuda")
+	want := "the system loader found a stub at " + filepath.Join(stubs, "libcuda.so.1") + " (LD_LIBRARY_PATH holds a stubs directory)"
+	if !strings.Contains(out, want) {
+		t.Fatalf("explain cuda:\n%s\nwant it to say %q", out, want)
+	}
+
+	env = []string{"LD_LIBRARY_PATH=" + stubs}
+	out, _, code := runBin(t, bin, env, "load", "cuda", "--json")
+	var fail failure
+	json.Unmarshal([]byte(out), &fail)
+	if code != exitNotFound || fail.Error != "refused" || !strings.Contains(fail.Message, want) {
+		t.Fatalf("load cuda with only the stub: exit %d %s; want a refusal saying %q", code, out, want)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "stub")); err == nil {
+		t.Fatal("the stub's code ran")
+	}
+}
+
+// TestOneLiners: what find and load print when a file is found but refused, found but not
+// loadable, or not found with a kind or target of its own.
+func TestOneLiners(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := noCgoBinary(t)
+	isolate(t)
+	root, site := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(root, "lib64"), 0o755)
+	bad := filepath.Join(root, "lib64", "libcudart.so.12")
+	os.WriteFile(bad, []byte("not a library"), 0o644)
+	out, _, code := runBin(t, bin, []string{"CUDA_PATH=" + root}, "find", "cudart", "--json")
+	var fail failure
+	json.Unmarshal([]byte(out), &fail)
+	if code != exitNotFound || fail.Error != "refused" || !strings.HasPrefix(fail.Message, "pathfinder: found "+bad+` for "cudart" but refused it: not an ELF file`) {
+		t.Fatalf("find cudart: exit %d %s", code, out)
+	}
+
+	// nvjpeg needs a library that is nowhere: find tells beforehand, load fails with the loader's words.
+	gone := filepath.Join(t.TempDir(), "libgone.so.1")
+	gccLib(t, gone, "libgone.so.1")
+	lib := filepath.Join(site, "nvidia/cu13/lib/libnvjpeg.so.13")
+	gccLib(t, lib, "libnvjpeg.so.13", "-Wl,--no-as-needed", gone)
+	os.Remove(gone)
+	env := []string{"PATHFINDER_SITE_PACKAGES=" + site}
+	out, errOut, code := runBin(t, bin, env, "find", "nvjpeg")
+	if code != exitOK || out != lib+"\n" || !strings.Contains(errOut, "pathfinder: warning: nvjpeg: a load of "+lib+" would fail: it needs libgone.so.1, which the loader would not find") {
+		t.Fatalf("find nvjpeg: exit %d %q %q", code, out, errOut)
+	}
+	_, errOut, code = runBin(t, bin, env, "load", "nvjpeg")
+	if code != exitNotFound || !strings.HasPrefix(errOut, "pathfinder: found "+lib+` for "nvjpeg" but could not load it: `) || !strings.Contains(errOut, "libgone.so.1: cannot open shared object file") {
+		t.Fatalf("load nvjpeg: exit %d %q", code, errOut)
+	}
+	out, _, _ = runBin(t, bin, env, "explain", "nvjpeg")
+	if !strings.Contains(out, "but a load would fail: it needs libgone.so.1") {
+		t.Fatalf("explain nvjpeg:\n%s", out)
+	}
+
+	for _, tt := range []struct{ args, hint string }{
+		{"find cccl --kind header-dir", "(pathfinder explain cccl --kind header-dir lists them)"},
+		{"find cudnn --target windows/amd64", "(pathfinder explain cudnn --target windows/amd64 lists them)"},
+	} {
+		_, errOut, code := runBin(t, bin, nil, strings.Fields(tt.args)...)
+		if code != exitNotFound || !strings.Contains(errOut, tt.hint) {
+			t.Errorf("%s: exit %d %q; want the hint %s", tt.args, code, errOut, tt.hint)
+		}
+	}
+}
