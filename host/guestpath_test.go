@@ -377,7 +377,9 @@ func TestPyLayout_pyenv(t *testing.T) {
 	os.MkdirAll(filepath.Join(sys, "lib", "python3.10", "site-packages"), 0o755)
 	project := filepath.Join(root, "project", "src")
 	os.MkdirAll(project, 0o755)
-	site := func(v string) string { return filepath.Join(pyenv, "versions", v, "lib", "python"+v[:4], "site-packages") }
+	site := func(v string) string {
+		return filepath.Join(pyenv, "versions", v, "lib", "python"+v[:4], "site-packages")
+	}
 	base := map[string]string{"PATH": filepath.Join(pyenv, "shims") + ":" + filepath.Join(sys, "bin"), "PWD": project}
 
 	tests := []struct {
