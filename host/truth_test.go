@@ -152,6 +152,10 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 	}
 	t.Cleanup(func() { beforeLoad = func(string) {} })
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
+	ex := f.Explain(bg, DynamicLib, "viafd")
+	if c := ex.Steps[0].Candidates; len(c) != 1 || !strings.Contains(c[0].Note, "a load goes through the checked file's descriptor, as "+lib+" is writable by others") {
+		t.Fatalf("explain: %+v", ex.Steps[0].Candidates)
+	}
 	got, err := f.Load(bg, "viafd")
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -377,5 +381,29 @@ func TestFind_condaIsAnAnchorPoint(t *testing.T) {
 	}
 	if lib, err := f.Find(bg, "cublasLt"); err != nil || lib.Path != lt || lib.FoundVia != "conda" {
 		t.Fatalf("Find(cublasLt) = %+v, %v; want %s via conda", lib, err, lt)
+	}
+}
+
+// TestLoad_descriptorOrigin: what README says of a library loaded through its descriptor: $ORIGIN in
+// its DT_RUNPATH means /proc/self/fd, so a neighbour it finds only through $ORIGIN is not found;
+// the same library in a directory no one else may write loads by its path, neighbour and all.
+func TestLoad_descriptorOrigin(t *testing.T) {
+	needLoader(t)
+	for _, shared := range []bool{true, false} {
+		site := t.TempDir()
+		dir := filepath.Join(site, "pf", "lib")
+		os.MkdirAll(dir, 0o755)
+		if shared {
+			os.Chmod(dir, 0o777)
+		}
+		name := map[bool]string{true: "originfd", false: "originpath"}[shared]
+		packs := put(t, t.TempDir(), "o.toml", pack(name, `site_packages_linux = ["pf/lib"]`))
+		nb := put(t, dir, "lib"+name+"nb.so.1", elfLib(t, "lib"+name+"nb.so.1"))
+		put(t, dir, "lib"+name+".so.1", elfLib(t, "lib"+name+".so.1", "-Wl,--no-as-needed", nb, "-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags"))
+		f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
+		_, err := f.Load(bg, name)
+		if shared != errors.Is(err, ErrLoadFailed) {
+			t.Fatalf("others may write the directory: %v; Load = %v", shared, err)
+		}
 	}
 }

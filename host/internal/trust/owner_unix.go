@@ -14,3 +14,11 @@ func owner(fi fs.FileInfo) (int, bool) {
 	}
 	return int(st.Uid), true
 }
+
+func group(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Gid), true
+}

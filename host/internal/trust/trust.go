@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Replaceable returns nil when only this user or root can replace what the absolute path p names:
@@ -63,7 +65,8 @@ func dirSafe(dir string, fi fs.FileInfo, child string) error {
 	if !trusted(uid) {
 		return fmt.Errorf("%s is owned by uid %d, neither this user nor root", dir, uid)
 	}
-	if fi.Mode().Perm()&0o022 == 0 {
+	mode := fi.Mode().Perm()
+	if mode&0o002 == 0 && (mode&0o020 == 0 || privateGroup(fi)) {
 		return nil
 	}
 	if fi.Mode()&fs.ModeSticky != 0 {
@@ -77,6 +80,56 @@ func dirSafe(dir string, fi fs.FileInfo, child string) error {
 		}
 	}
 	return fmt.Errorf("%s is writable by others than its owner (mode %04o)", dir, fi.Mode().Perm())
+}
+
+// privateGroup reports whether the group of fi is this user's own and no one else's: a user private
+// group (Debian's and Red Hat's default, with umask 002), whose group-write bit lets no other user
+// in. It reads /etc/group and /etc/passwd; a group known only to a directory service counts as shared.
+func privateGroup(fi fs.FileInfo) bool {
+	gid, ok := group(fi)
+	if !ok {
+		return false
+	}
+	uid := strconv.Itoa(os.Geteuid())
+	name, primary := "", ""
+	for _, l := range lines(passwdFile) {
+		if f := strings.Split(l, ":"); len(f) >= 4 && f[2] == uid {
+			name, primary = f[0], f[3]
+			break
+		}
+	}
+	if name == "" || primary != strconv.Itoa(gid) {
+		return false
+	}
+	me := struct{ Username, Uid, Gid string }{name, uid, primary}
+	for _, l := range lines(groupFile) {
+		f := strings.Split(l, ":")
+		if len(f) >= 4 && f[2] == me.Gid && f[3] != "" && f[3] != me.Username {
+			return false // other members
+		}
+	}
+	found := false
+	for _, l := range lines(passwdFile) {
+		f := strings.Split(l, ":")
+		if len(f) >= 4 && f[3] == me.Gid {
+			if f[2] != me.Uid {
+				return false // another user's primary group too
+			}
+			found = true
+		}
+	}
+	return found
+}
+
+// The account files privateGroup reads; tests give their own.
+var groupFile, passwdFile = "/etc/group", "/etc/passwd"
+
+func lines(p string) []string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(string(b), "\n")
 }
 
 func trusted(uid int) bool { return uid == 0 || uid == os.Geteuid() }

@@ -34,6 +34,7 @@ func TestReplaceable(t *testing.T) {
 	}
 	safe := file(mk("safe/lib", 0o755))
 	groupWritable := file(mk("shared/lib", 0o775))
+	os.Chown(filepath.Dir(groupWritable), 0, 100) // a group others are in
 	mk("sticky", 0o777|os.ModeSticky)
 	ownInSticky := file(mk("sticky/mine", 0o755))
 	// Another user's file in a sticky directory: they may replace it.
@@ -67,6 +68,44 @@ func TestReplaceable(t *testing.T) {
 				t.Fatalf("Replaceable(%s) = %v; want nil", c.path, err)
 			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 				t.Fatalf("Replaceable(%s) = %v; want an error saying %q", c.path, err, c.err)
+			}
+		})
+	}
+}
+
+// TestReplaceable_userPrivateGroup: a group-writable directory whose group is this user's own and no
+// one else's (a user private group, umask 002) lets no one else in; any other group does.
+func TestReplaceable_userPrivateGroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a directory a group")
+	}
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "venv", "lib")
+	os.MkdirAll(lib, 0o775)
+	os.Chmod(lib, 0o775)
+	os.Chown(lib, 0, 4242)
+	p := filepath.Join(lib, "libx.so.1")
+	os.WriteFile(p, nil, 0o644)
+	accounts := func(group, passwd string) {
+		groupFile, passwdFile = filepath.Join(dir, "group"), filepath.Join(dir, "passwd")
+		os.WriteFile(groupFile, []byte(group), 0o644)
+		os.WriteFile(passwdFile, []byte(passwd), 0o644)
+	}
+	t.Cleanup(func() { groupFile, passwdFile = "/etc/group", "/etc/passwd" })
+	for _, tt := range []struct {
+		name, group, passwd string
+		private             bool
+	}{
+		{"the user's own group", "me:x:4242:\n", "me:x:0:4242::/root:/bin/sh\n", true},
+		{"the user's own group, listing the user", "me:x:4242:me\n", "me:x:0:4242::/root:/bin/sh\n", true},
+		{"another member", "me:x:4242:me,bob\n", "me:x:0:4242::/root:/bin/sh\n", false},
+		{"another user's primary group too", "me:x:4242:\n", "me:x:0:4242::/root:/bin/sh\nbob:x:1001:4242::/home/bob:/bin/sh\n", false},
+		{"not the user's primary group", "staff:x:4242:\n", "me:x:0:0::/root:/bin/sh\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			accounts(tt.group, tt.passwd)
+			if err := Replaceable(p); (err == nil) != tt.private {
+				t.Fatalf("Replaceable = %v; want private %v", err, tt.private)
 			}
 		})
 	}
