@@ -60,6 +60,18 @@ type Loader struct {
 	// over a file of another class, with the reason in Tried: what the next place would give.
 	// pathfinder refuses stub libraries this way.
 	Refuse func(path string) string
+
+	// read keeps what the Loader read of the interpreter and the cache, for its later searches: a
+	// Loader answers as of its first search, like the loader of one process, and is for one
+	// goroutine at a time.
+	read *readOnce
+}
+
+type readOnce struct {
+	interp      bool
+	facts       interpreterFacts
+	cacheErr    error
+	cacheParsed *cacheFile
 }
 
 // Resolution is where the loader would find a library.
@@ -119,6 +131,7 @@ type search struct {
 	dirs    []string
 	caps    hwcaps
 	refuse  func(string) string
+	read    *readOnce
 	rpath   []string // searched first, as the needing object's DT_RPATH
 	runpath []string // searched after LD_LIBRARY_PATH, as its DT_RUNPATH
 	tried   []Attempt
@@ -129,7 +142,10 @@ func (l *Loader) newSearch(name string) (*search, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &search{name: name, t: t, fsys: newRootFS(l.Root), env: l.Getenv, cache: l.CachePath, dirs: l.DefaultDirs, refuse: l.Refuse}
+	if l.read == nil {
+		l.read = &readOnce{}
+	}
+	s := &search{name: name, t: t, fsys: newRootFS(l.Root), env: l.Getenv, cache: l.CachePath, dirs: l.DefaultDirs, refuse: l.Refuse, read: l.read}
 	if s.env == nil {
 		s.env = os.Getenv
 	}
@@ -138,9 +154,13 @@ func (l *Loader) newSearch(name string) (*search, error) {
 	}
 	var facts interpreterFacts
 	if s.dirs == nil || l.HWCapsSubdirs == nil {
-		if data, err := s.fsys.readFile(t.interp); err == nil {
-			facts = readInterpreter(data)
+		if !l.read.interp {
+			if data, err := s.fsys.readFile(t.interp); err == nil {
+				l.read.facts = readInterpreter(data)
+			}
+			l.read.interp = true
 		}
+		facts = l.read.facts
 	}
 	if s.dirs == nil {
 		s.dirs = facts.systemDirs
@@ -276,12 +296,20 @@ func (s *search) searchDir(dir, via string) (res Resolution, done bool, err erro
 }
 
 func (s *search) searchCache() (res Resolution, done bool, err error) {
-	data, err := s.fsys.readFile(s.cache)
-	if err != nil {
-		s.record(s.cache, "cache not read: "+errReason(err))
+	if s.read.cacheParsed == nil && s.read.cacheErr == nil {
+		data, err := s.fsys.readFile(s.cache)
+		if err != nil {
+			s.read.cacheErr = err
+		} else {
+			c := readCache(data)
+			s.read.cacheParsed = &c
+		}
+	}
+	if s.read.cacheErr != nil {
+		s.record(s.cache, "cache not read: "+errReason(s.read.cacheErr))
 		return res, false, nil
 	}
-	c := readCache(data)
+	c := s.read.cacheParsed
 	if c.err != nil {
 		var ce *CacheError
 		if errors.As(c.err, &ce) {

@@ -146,23 +146,62 @@ func (l *Loader) missingVersions(p string, want []string) (missing, have string)
 	if err != nil {
 		return "", ""
 	}
-	defs, err := ef.DynamicVersions()
-	if err != nil || len(defs) == 0 {
+	defs := versionNames(ef)
+	if len(defs) == 0 {
 		return "", ""
 	}
 	for _, w := range want {
-		if slices.ContainsFunc(defs, func(d elf.DynamicVersion) bool { return d.Name == w }) {
+		if slices.Contains(defs, w) {
 			continue
 		}
 		family, _, _ := strings.Cut(w, "_")
 		for _, d := range defs {
-			if f, _, ok := strings.Cut(d.Name, "_"); ok && f == family && (have == "" || olderVersion(have, d.Name)) {
-				have = d.Name
+			if f, _, ok := strings.Cut(d, "_"); ok && f == family && (have == "" || olderVersion(have, d)) {
+				have = d
 			}
 		}
 		return w, have
 	}
 	return "", ""
+}
+
+// versionNames reads the names of the versions an object defines (SHT_GNU_verdef), nil when it
+// defines none. debug/elf's DynamicVersions reads the whole dynamic symbol table to say the same,
+// which for libc is most of the cost of a prediction.
+func versionNames(f *elf.File) []string {
+	sec := f.SectionByType(elf.SHT_GNU_VERDEF)
+	if sec == nil || int(sec.Link) >= len(f.Sections) {
+		return nil
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil
+	}
+	strs, err := f.Sections[sec.Link].Data()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for off, n := 0, 0; off+20 <= len(data) && n < 1<<16; n++ {
+		// Elf_Verdef: version, flags, ndx, cnt (u16), hash, aux, next (u32); aux -> Elf_Verdaux:
+		// name, next (u32). The first aux names the version itself.
+		aux := off + int(f.ByteOrder.Uint32(data[off+12:]))
+		if aux+8 <= len(data) {
+			if name := int(f.ByteOrder.Uint32(data[aux:])); name < len(strs) {
+				end := name
+				for end < len(strs) && strs[end] != 0 {
+					end++
+				}
+				names = append(names, string(strs[name:end]))
+			}
+		}
+		next := int(f.ByteOrder.Uint32(data[off+16:]))
+		if next == 0 {
+			break
+		}
+		off += next
+	}
+	return names
 }
 
 // olderVersion orders symbol versions of one family by number: GLIBC_2.9 before GLIBC_2.36.

@@ -37,16 +37,22 @@ func gccVersioned(t *testing.T, dir, soname, src, script string, args ...string)
 
 func needsOf(t *testing.T, p string) Needs {
 	t.Helper()
+	f, n := openNeeds(t, p)
+	f.Close()
+	return n
+}
+
+func openNeeds(t testing.TB, p string) (*elf.File, Needs) {
+	t.Helper()
 	f, err := elf.Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	n, err := ReadNeeds(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return f, n
 }
 
 // TestLoadProblem_agreesWithDlopen: for each object, the model predicts a failure exactly when the
@@ -178,4 +184,34 @@ func mkdir(t *testing.T, parent, name string) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestVersionNames: the hand-read version definitions are debug/elf's, on this system's libc and
+// libstdc++ and on a library with a version script.
+func TestVersionNames(t *testing.T) {
+	files := []string{gccVersioned(t, t.TempDir(), "libv.so.1", "int f(void){return 1;} int g(void){return 2;}", "V_1 { global: f; local: *; };\nV_2 { global: g; } V_1;\n")}
+	l := &Loader{Getenv: env(nil)}
+	for _, so := range []string{"libc.so.6", "libstdc++.so.6", "libm.so.6"} {
+		if res, err := l.Resolve(so); err == nil {
+			files = append(files, res.Path)
+		}
+	}
+	for _, p := range files {
+		f, err := elf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs, err := f.DynamicVersions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, d := range defs {
+			want = append(want, d.Name)
+		}
+		if got := versionNames(f); strings.Join(got, " ") != strings.Join(want, " ") || len(got) < 2 {
+			t.Fatalf("%s: versionNames = %v; debug/elf says %v", p, got, want)
+		}
+		f.Close()
+	}
 }
