@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
-	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
 
 // Exit codes.
@@ -29,9 +28,6 @@ const (
 )
 
 func main() {
-	if driver.ChildMain() || host.ChildMain() { // the libcuda and dlopen probes run in children of this binary
-		return
-	}
 	os.Exit(doMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

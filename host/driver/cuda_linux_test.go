@@ -11,8 +11,8 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/internal/child"
 )
 
-// TestProbe_libcuda runs the real child: this test binary re-executed, with TestMain's ChildMain
-// loading a stub libcuda.so.1 through purego.
+// TestProbe_libcuda runs the real child: this test binary re-executed, served by the package's
+// initialisation before TestMain could run the tests again, loading a stub libcuda.so.1 through purego.
 func TestProbe_libcuda(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -44,7 +44,7 @@ func TestProbe_libcuda(t *testing.T) {
 			for k, v := range tc.vars {
 				vars[k] = v
 			}
-			r := Probe(context.Background(), Options{Root: fakeRoot(t, nil), Methods: []string{methodLibcuda}, LookupEnv: env(vars), Timeout: tc.timeout})
+			r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(vars), Timeout: tc.timeout, rootIsLive: true})
 			wantOutcome(t, r, methodLibcuda, tc.outcome, tc.detail...)
 			if len(r.GPUs) != tc.gpus {
 				t.Fatalf("%d GPUs, want %d", len(r.GPUs), tc.gpus)
@@ -70,14 +70,14 @@ func TestProbe_libcuda(t *testing.T) {
 // TestProbe_libcudaFillsPCI is the container case: the PCI tree and /sys give the GPUs and the
 // driver, NVML is absent, and the child's measured capability replaces the table's inference.
 func TestProbe_libcudaFillsPCI(t *testing.T) {
-	files := dgxLike()
-	files["/dev/nvidiactl"] = ""
+	files := liveFiles(dgxLike())
 	files["/sys/module/nvidia/version"] = "570.195.03\n"
 	lib := buildStub(t, "libcuda.so.1", cudaStubC, "VERSION=12080")
 	r := Probe(context.Background(), Options{
-		Root:      fakeRoot(t, files),
-		LookupEnv: env(map[string]string{envCUDALibrary: lib, envNVMLLibrary: "/nope/libnvidia-ml.so.1"}),
-		LookPath:  func(string) (string, error) { return "", context.Canceled },
+		Root:       fakeRoot(t, files),
+		rootIsLive: true,
+		LookupEnv:  env(map[string]string{envCUDALibrary: lib, envNVMLLibrary: "/nope/libnvidia-ml.so.1"}),
+		LookPath:   func(string) (string, error) { return "", context.Canceled },
 	})
 	wantOutcome(t, r, methodNVML, OutcomeFailed)
 	wantOutcome(t, r, methodLibcuda, OutcomeOK)
@@ -97,10 +97,12 @@ func TestProbe_libcudaFillsPCI(t *testing.T) {
 	}
 }
 
+// TestProbe_libcudaRecursionGuard: a process started in a role nothing in it serves runs the
+// program's own code, and must not start a child of its own.
 func TestProbe_libcudaRecursionGuard(t *testing.T) {
 	t.Setenv(child.RoleVar, "some-other-role")
-	r := probe(t, fakeRoot(t, nil), []string{methodLibcuda}, nil)
-	wantOutcome(t, r, methodLibcuda, OutcomeFailed, "did not stop in driver.ChildMain")
+	r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(nil), rootIsLive: true})
+	wantOutcome(t, r, methodLibcuda, OutcomeFailed, `a child in the role "some-other-role", which nothing in it serves`)
 }
 
 func Test_cudaChildOutcome(t *testing.T) {
