@@ -207,7 +207,10 @@ func gpuSummary(gpus []driver.GPU) string {
 		if k == "" {
 			k = "unnamed GPU"
 		}
-		if g.ComputeCapability != "" {
+		switch {
+		case strings.Contains(g.ComputeCapabilitySource, "inferred"):
+			k += " (compute capability " + g.ComputeCapability + ", inferred from the PCI id)"
+		case g.ComputeCapability != "":
 			k += " (compute capability " + g.ComputeCapability + ")"
 		}
 		if count[k] == 0 {

@@ -97,7 +97,13 @@ func TestDoctor_situations(t *testing.T) {
 			return nil
 		}},
 		{name: "cudart-newer-than-driver", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			s.root = machine(t, "trixie", kernelModule("550.163.01", true))
+			files := kernelModule("550.163.01", true)
+			for _, bus := range []string{"0000:18:00.0", "0000:65:00.0"} { // two H100s on the PCI bus
+				for f, v := range map[string]string{"vendor": "0x10de", "device": "0x2330", "class": "0x030200"} {
+					files["/sys/bus/pci/devices/"+bus+"/"+f] = v + "\n"
+				}
+			}
+			s.root = machine(t, "trixie", files)
 			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			return nil

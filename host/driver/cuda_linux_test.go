@@ -113,19 +113,22 @@ func Test_cudaChildOutcome(t *testing.T) {
 		override bool
 		outcome  Outcome
 		detail   string
+		signal   driverSignal
 	}{
 		{name: "no libcuda", res: cudaChildResult{Step: "dlopen", Error: "libcuda.so.1: cannot open shared object file"}, outcome: OutcomeUnavailable, detail: "cannot load libcuda.so.1"},
 		{name: "no libcuda where one was named", res: cudaChildResult{Step: "dlopen", Error: "x"}, override: true, outcome: OutcomeFailed, detail: "pathfinder: x"},
 		{name: "visible devices name no GPU", res: cudaChildResult{Library: "l", Step: "cuInit", Code: 100, Error: "cuInit returned CUDA_ERROR_NO_DEVICE (100)"},
 			outcome: OutcomeFailed, detail: `CUDA_VISIBLE_DEVICES="7" names no GPU`},
+		{name: "libcuda of another version than the module", res: cudaChildResult{Library: "l", Step: "cuInit", Code: 803, Error: "cuInit returned CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"},
+			outcome: OutcomeFailed, detail: "the kernel module and libcuda are different versions", signal: signalMismatch},
 		{name: "a device error", res: cudaChildResult{Library: "l", DriverVersion: 13000, Devices: []cudaChildDevice{{Ordinal: 0, Error: "cuDeviceGet returned CUresult 5"}}},
 			outcome: OutcomeOK, detail: "device 0: cuDeviceGet returned CUresult 5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := cudaChildOutcome(p, tc.res, tc.override)
-			if got.outcome != tc.outcome || !strings.Contains(got.detail, tc.detail) {
-				t.Fatalf("got %s %q, want %s containing %q", got.outcome, got.detail, tc.outcome, tc.detail)
+			if got.outcome != tc.outcome || !strings.Contains(got.detail, tc.detail) || got.signal != tc.signal {
+				t.Fatalf("got %s %q (signal %d), want %s containing %q (signal %d)", got.outcome, got.detail, got.signal, tc.outcome, tc.detail, tc.signal)
 			}
 		})
 	}

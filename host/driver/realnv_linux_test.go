@@ -352,3 +352,22 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		}
 	})
 }
+
+// TestProbe_userSpaceLookup: the override variables name the files the probe reads; a captured
+// root's loader never sees this process's LD_LIBRARY_PATH.
+func TestProbe_userSpaceLookup(t *testing.T) {
+	d := getRealDriver(t, "trixie")
+	r := probe(t, fakeRoot(t, nil), []string{methodUserSpace}, map[string]string{envCUDALibrary: filepath.Join(d.cudaDir, "libcuda.so.1")})
+	if cuda := r.UserSpace[0]; cuda.Via != envCUDALibrary || cuda.Version != "550.163.01" || cuda.RealPath != filepath.Join(d.cudaDir, d.cudaFile) {
+		t.Fatalf("%+v", cuda)
+	}
+	root := fakeRoot(t, nil)
+	linkOrCopy(t, filepath.Join(d.cudaDir, d.cudaFile), filepath.Join(root, "opt/driver", d.cudaFile))
+	mustSymlink(t, d.cudaFile, filepath.Join(root, "opt/driver/libcuda.so.1"))
+	for _, live := range []bool{false, true} {
+		r := Probe(context.Background(), Options{Root: root, rootIsLive: live, Methods: []string{methodUserSpace}, LookupEnv: env(map[string]string{"LD_LIBRARY_PATH": "/opt/driver"})})
+		if found := r.UserSpaceVersion == "550.163.01"; found != live {
+			t.Errorf("a root that stands for this machine: %v; LD_LIBRARY_PATH followed: %v (%s)", live, found, outcome(t, r, methodUserSpace).Detail)
+		}
+	}
+}

@@ -52,6 +52,8 @@ func TestProbe_states(t *testing.T) {
 			copy:    map[string]string{cudaStub: "/usr/lib/wsl/lib/libcuda.so.1", buildStub(t, "libcuda.so.1", cudaStubC, "VERSION=12040"): "/opt/nvidia/libcuda.so.1"},
 			vars:    map[string]string{"LD_LIBRARY_PATH": "/opt/nvidia"},
 			methods: []string{methodUserSpace}, state: StateWSL2, summary: "libcuda.so.1 comes from /opt/nvidia/libcuda.so.1, not from /usr/lib/wsl/lib", hint: "remove the Linux driver's libcuda"},
+		{name: "wsl2 with its own libraries", files: map[string]string{"/dev/dxg": ""}, copy: map[string]string{cudaStub: "/usr/lib/wsl/lib/libcuda.so.1"},
+			methods: []string{methodUserSpace}, state: StateWSL2, summary: "WSL2: the driver is the Windows host's, and no method could reach it", hint: "update the driver on Windows;"},
 		{name: "jetson", files: map[string]string{"/etc/nv_tegra_release": "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64\n"}, state: StateTegra, summary: "Jetson (L4T 35.4.1)", hint: "JetPack"},
 		{name: "pinned", vars: map[string]string{envOverride: "580.65.06"}, state: StatePinned, summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION", hint: "unset PATHFINDER_DRIVER_VERSION"},
 	}
@@ -74,6 +76,9 @@ func TestProbe_states(t *testing.T) {
 				}})
 			if r.State != tc.state || !strings.Contains(r.Summary, tc.summary) || !strings.Contains(r.Hint, tc.hint) {
 				t.Fatalf("state %q\nsummary %q\nhint %q\nwant %q, a summary with %q, a hint with %q", r.State, r.Summary, r.Hint, tc.state, tc.summary, tc.hint)
+			}
+			if tc.name == "wsl2 with its own libraries" && (r.UserSpace[0].Via != wslLibDir || r.UserSpace[0].Version != "" || r.UserSpace[0].Path != wslLibDir+"/libcuda.so.1") {
+				t.Fatalf("libcuda %+v, want WSL's, without a version", r.UserSpace[0])
 			}
 		})
 	}
