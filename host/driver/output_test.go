@@ -278,7 +278,7 @@ func TestReport_Err(t *testing.T) {
 
 // ExampleProbe shows the intended use: probe, check, print.
 func ExampleProbe() {
-	r := Probe(context.Background(), Options{Root: "testdata/does-not-exist", Methods: []string{"sysfs", "procfs"}})
+	r := Probe(context.Background(), Options{Root: "testdata/does-not-exist"})
 	if err := r.Err(); err != nil {
 		_, _ = os.Stdout.WriteString(err.Error() + "\n")
 	}

@@ -188,6 +188,15 @@ func TestProbe_defaultsOnNoDriver(t *testing.T) {
 	}
 }
 
+// TestProbe_noDriverNotLookedFor: without the userspace method, no-driver does not claim the
+// libraries are missing.
+func TestProbe_noDriverNotLookedFor(t *testing.T) {
+	r := probe(t, fakeRoot(t, nil), []string{methodSysfs}, nil)
+	if r.State != StateNoDriver || r.Summary != "no NVIDIA kernel module; the user-space driver was not looked for (the userspace method did not run)" {
+		t.Fatalf("%s: %s", r.State, r.Summary)
+	}
+}
+
 func TestProbe_cancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -80,6 +80,9 @@ func (p *prober) state(r *Report) verdict {
 		if stub := user.lib("libcuda.so.1"); stub != nil && stub.Stub {
 			v.summary += fmt.Sprintf("; the libcuda.so.1 on %s is the CUDA toolkit's stub (%s)", stub.Via, stub.Path)
 		}
+		if p.userSpace == nil {
+			v.summary = "no NVIDIA kernel module; the user-space driver was not looked for (the userspace method did not run)"
+		}
 		return v
 	case len(p.machine.moduleFiles) == 0:
 		what := "NVIDIA's user-space driver"
