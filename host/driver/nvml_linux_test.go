@@ -143,6 +143,9 @@ func TestProbe_defaultComplete(t *testing.T) {
 	wantOutcome(t, r, methodNVML, OutcomeOK)
 	wantOutcome(t, r, methodLibcuda, OutcomeSkipped, "not needed")
 	wantOutcome(t, r, methodNvidiaSMI, OutcomeSkipped, "not needed")
+	if r.State != StateWorking || r.Summary != "driver 535.104.05 is loaded and working (nvml answered)" {
+		t.Fatalf("state %s: %s", r.State, r.Summary)
+	}
 	if r.MaxCUDA != "12.2" || r.CUDADriverVersion != "12.8" || !hasNote(r, "forward-compatibility") {
 		t.Fatalf("max %s cuda %s notes %q", r.MaxCUDA, r.CUDADriverVersion, r.Notes)
 	}

@@ -221,7 +221,7 @@ func TestProbe_statesWithRealLibraries(t *testing.T) {
 		{name: "container without device access", files: module("550.163.01"), libs: d550, state: StateNoDevices, kernel: "550.163.01", userSpace: "550.163.01",
 			summary: []string{"the nvidia kernel module 550.163.01 is loaded, but /dev/nvidiactl does not exist"}},
 		{name: "working", files: withCtl(module("535.261.03")), libs: d535, state: StateWorking, kernel: "535.261.03", userSpace: "535.261.03",
-			summary: []string{"driver 535.261.03 is loaded and working"}},
+			summary: []string{"driver 535.261.03 is loaded, its device nodes exist and its libraries are the same version; its own code was not run"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

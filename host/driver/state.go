@@ -109,7 +109,14 @@ func (p *prober) state(r *Report) verdict {
 	if v == "" {
 		v = r.DriverVersion
 	}
-	return verdict{StateWorking, "driver " + orDash(v) + " is loaded and working", ""}
+	if len(p.answered) > 0 {
+		return verdict{StateWorking, fmt.Sprintf("driver %s is loaded and working (%s answered)", orDash(v), strings.Join(p.answered, ", ")), ""}
+	}
+	what := "its device nodes exist"
+	if uv != "" {
+		what += " and its libraries are the same version"
+	}
+	return verdict{StateWorking, fmt.Sprintf("driver %s is loaded, %s; its own code was not run", orDash(v), what), ""}
 }
 
 func versionSuffix(v string) string {
