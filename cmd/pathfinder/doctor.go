@@ -43,6 +43,10 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return c.configError(err)
 		}
 		d := gatherDoctor(ctx, f, opts, *pid, os.Getenv)
+		if d.mapsErr != nil {
+			c.errorf("--pid: %v", d.mapsErr)
+			return exitUsage
+		}
 		problems := diagnose(d)
 		writeDoctor(c.stdout, d, problems, *all)
 		if len(problems) > 0 {
@@ -301,6 +305,9 @@ type mappedFile struct {
 // readMaps lists the distinct files process pid maps.
 func readMaps(pid int) ([]mappedFile, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no process %d (its libraries are read from /proc/%d/maps, on Linux)", pid, pid)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("process %d: %v", pid, errors.Unwrap(err))
 	}
