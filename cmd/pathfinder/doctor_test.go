@@ -194,25 +194,37 @@ func TestDoctor_all(t *testing.T) {
 	}
 }
 
-// TestDoctor_hostInputs covers the two diagnostics whose input the host is adding: a library found
-// but unloadable, and an ignored input. Over facts built by hand until then.
+// TestDoctor_hostInputs covers the two diagnostics whose input the host is adding, over facts built
+// by hand until then: a library found but unloadable, and an ignored input.
 func TestDoctor_hostInputs(t *testing.T) {
-	d := &doctorFacts{
-		version: "pathfinder devel", platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, getenv: func(string) string { return "" },
-		report: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
-		libs: []libAnswer{
-			{LibraryInfo: host.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, fileNames: []string{"libcudart.so.13", "libcudart.so.12"},
-				lib: &host.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
-			{LibraryInfo: host.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, fileNames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
-				lib:         &host.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"},
-				loadProblem: "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"},
-			{LibraryInfo: host.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, fileNames: []string{"libcublas.so.13"}, err: errors.New("pathfinder: \"cublas\" not found")},
-		},
-		ignored: []ignoredInput{{name: "CUDA_PATH", value: "cuda-13.0", reason: "a relative path: pathfinder never resolves one against the working directory"}},
+	facts := func() *doctorFacts {
+		return &doctorFacts{
+			version: "pathfinder devel", platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, getenv: func(string) string { return "" },
+			report: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
+			libs: []libAnswer{
+				{LibraryInfo: host.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, fileNames: []string{"libcudart.so.13", "libcudart.so.12"},
+					lib: &host.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: host.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, fileNames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
+					lib: &host.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: host.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, fileNames: []string{"libcublas.so.13"}, err: errors.New("pathfinder: \"cublas\" not found")},
+			},
+		}
 	}
-	var b strings.Builder
-	writeDoctor(&b, d, diagnose(d), false)
-	golden(t, "doctor/host-inputs.txt", b.String())
+	unloadable := facts()
+	unloadable.libs[1].loadProblem = "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"
+	ignored := facts()
+	ignored.ignored = []ignoredInput{{name: "CUDA_PATH", value: "cuda-13.0", reason: "a relative path: pathfinder never resolves one against the working directory"}}
+	for name, d := range map[string]*doctorFacts{"unloadable": unloadable, "ignored-input": ignored} {
+		t.Run(name, func(t *testing.T) {
+			problems := diagnose(d)
+			var b strings.Builder
+			writeDoctor(&b, d, problems, false)
+			golden(t, "doctor/"+name+".txt", b.String())
+			if len(problems) != 1 {
+				t.Fatalf("%d problems", len(problems))
+			}
+		})
+	}
 }
 
 // TestDoctor_hostInputsEndToEnd is where the two host-fed diagnostics are held against real trees,
@@ -231,7 +243,7 @@ func TestDoctor_hostInputsEndToEnd(t *testing.T) {
 			"then build a wheel whose library needs a newer GLIBC_ symbol version than this system's and golden doctor's output here")
 	}
 	out, code := s.run(t)
-	golden(t, "doctor/ignored-input.txt", out)
+	golden(t, "doctor/ignored-input-end-to-end.txt", out)
 	if code != exitNotFound {
 		t.Fatalf("exit %d", code)
 	}
