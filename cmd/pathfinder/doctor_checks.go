@@ -64,12 +64,18 @@ func checkStubLibcuda(d *doctorFacts) []problem {
 		}
 	}
 	for _, l := range d.report.UserSpace {
-		if l.Stub && l.Via != "LD_LIBRARY_PATH" {
-			out = append(out, problem{
-				title: fmt.Sprintf("the loader finds the CUDA toolkit's stub for %s (%s, via %s)", l.Soname, l.Path, l.Via),
-				fix:   fmt.Sprintf("remove %s from the loader's configuration (/etc/ld.so.conf.d) and run 'sudo ldconfig'", filepath.Dir(l.Path)),
-			})
+		if !l.Stub || l.Via == "LD_LIBRARY_PATH" {
+			continue
 		}
+		p := problem{
+			title: fmt.Sprintf("the loader finds the CUDA toolkit's stub for %s (%s, via %s): CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via),
+			fix:   fmt.Sprintf("remove %s from the loader's configuration (/etc/ld.so.conf.d) and run 'sudo ldconfig'", filepath.Dir(l.Path)),
+		}
+		if !isStubPath(l.Path) { // a link from a system directory into stubs/
+			p.title = fmt.Sprintf("%s (%s, via %s) leads to the CUDA toolkit's stub %s: CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via, l.RealPath)
+			p.fix = fmt.Sprintf("remove %s (and run 'sudo ldconfig'); the driver's own %s must be what the loader finds", l.Path, l.Soname)
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -115,6 +115,14 @@ func TestDoctor_situations(t *testing.T) {
 			t.Setenv("LD_LIBRARY_PATH", filepath.Join(s.base, "cuda/lib64")+":"+filepath.Dir(stub))
 			return nil
 		}},
+		{name: "stub-libcuda-linked-into-a-system-directory", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
+			// The toolkit's stub linked where the driver's libcuda belongs, a common attempt to make
+			// a build link that then breaks every CUDA program.
+			gccLib(t, filepath.Join(s.root, "usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so"), "libcuda.so.1")
+			os.MkdirAll(filepath.Join(s.root, "usr/lib/x86_64-linux-gnu"), 0o755)
+			os.Symlink("/usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so", filepath.Join(s.root, "usr/lib/x86_64-linux-gnu/libcuda.so.1"))
+			return nil
+		}},
 		{name: "cu12-and-cu13-wheels", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
 			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))

@@ -78,7 +78,7 @@ func (p *prober) state(r *Report) verdict {
 			v.summary = fmt.Sprintf("no NVIDIA driver for the %s on the PCI bus: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1", plural(n, "GPU"))
 		}
 		if stub := user.lib("libcuda.so.1"); stub != nil && stub.Stub {
-			v.summary += fmt.Sprintf("; the libcuda.so.1 on %s is the CUDA toolkit's stub (%s)", stub.Via, stub.Path)
+			v.summary += fmt.Sprintf("; the libcuda.so.1 the loader finds (%s, via %s) is the CUDA toolkit's stub", stub.Path, stub.Via)
 		}
 		if p.userSpace == nil {
 			v.summary = "no NVIDIA kernel module; the user-space driver was not looked for (the userspace method did not run)"
@@ -98,7 +98,7 @@ func (p *prober) state(r *Report) verdict {
 		v := verdict{StateNoUserSpace, fmt.Sprintf("the nvidia kernel module%s is loaded, but its user-space libraries (libcuda.so.1, libnvidia-ml.so.1) are not where the loader looks", versionSuffix(kernel.value)),
 			fmt.Sprintf("install the user-space driver of the same version%s (your distribution's libcuda1/libnvidia-compute package), or let the NVIDIA Container Toolkit mount it into the container", versionSuffix(kernel.value))}
 		if stub := user.lib("libcuda.so.1"); stub != nil && stub.Stub {
-			v.summary += fmt.Sprintf("; the libcuda.so.1 found (%s, on %s) is the CUDA toolkit's stub", stub.Path, stub.Via)
+			v.summary += fmt.Sprintf("; the libcuda.so.1 the loader finds (%s, via %s) is the CUDA toolkit's stub", stub.Path, stub.Via)
 		}
 		return v
 	case len(p.answered) == 0 && slices.ContainsFunc(driverViews, func(m string) bool { return p.signals[m] == signalNoDriver }):

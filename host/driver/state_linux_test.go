@@ -37,7 +37,7 @@ func TestProbe_states(t *testing.T) {
 			state: StateNoDriver, summary: "no NVIDIA driver for the 1 GPU on the PCI bus"},
 		{name: "the toolkit's stub on LD_LIBRARY_PATH", copy: map[string]string{cudaStub: "/usr/local/cuda/lib64/stubs/libcuda.so.1"},
 			vars: map[string]string{"LD_LIBRARY_PATH": "/usr/local/cuda/lib64/stubs"}, state: StateNoDriver,
-			summary: "the libcuda.so.1 on LD_LIBRARY_PATH is the CUDA toolkit's stub (/usr/local/cuda/lib64/stubs/libcuda.so.1)"},
+			summary: "the libcuda.so.1 the loader finds (/usr/local/cuda/lib64/stubs/libcuda.so.1, via LD_LIBRARY_PATH) is the CUDA toolkit's stub"},
 		{name: "module loaded, no libraries", files: liveFiles(nil), state: StateNoUserSpace,
 			summary: "the nvidia kernel module 550.54.14 is loaded, but its user-space libraries (libcuda.so.1, libnvidia-ml.so.1) are not where the loader looks", hint: "same version 550.54.14"},
 		{name: "module loaded, only the stub", files: liveFiles(nil), copy: map[string]string{cudaStub: "/usr/local/cuda/lib64/stubs/libcuda.so.1"},
