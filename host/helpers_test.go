@@ -142,9 +142,6 @@ func testEngine() (*wasm.Engine, error) {
 var sharedCacheDir string
 
 func TestMain(m *testing.M) {
-	if ChildMain() { // the dlopen probe's child is this test binary
-		return
-	}
 	// One compilation cache for every test binary and run: compiling a module under -race takes many
 	// seconds, loading it from the cache a fraction of one.
 	sharedCacheDir = filepath.Join(os.TempDir(), "pathfinder-test-cache")

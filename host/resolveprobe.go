@@ -16,7 +16,8 @@ import (
 // The dlopen probe ([system] resolve = "dlopen"): the OS loader itself says where it finds a canary.
 // The library is loaded in a child process (host/internal/child: this program re-executed in the
 // role childResolveProbe), so its constructors, and whatever it drags in, never touch this process.
-// ChildMain, first in main, answers there with one JSON object and exits.
+// This package's initialisation, which runs before the program's main, recognises the role, answers
+// with one JSON object and exits: the program's main never runs in the child, and needs nothing for it.
 const (
 	childResolveProbe = "resolve-probe"
 	envResolveNames   = "PATHFINDER_INTERNAL_RESOLVE_NAMES" // a JSON array of file names to dlopen, newest first
@@ -31,13 +32,15 @@ type resolveAnswer struct {
 	Tried []string `json:"tried,omitempty"`
 }
 
-// ChildMain must be the first call in main of a program whose config sets [system] resolve =
-// "dlopen" (the pathfinder command does): in the probe's child it dlopens, prints where from and
-// exits; anywhere else it returns false at once.
-func ChildMain() bool {
-	if child.Role() != childResolveProbe {
-		return false
+func init() {
+	if child.Role() == childResolveProbe {
+		serveResolveProbe()
 	}
+}
+
+// serveResolveProbe is the child's whole life: dlopen the names in turn, say where the first one
+// came from, exit.
+func serveResolveProbe() {
 	var names []string
 	ans := resolveAnswer{Magic: resolveMagic}
 	if err := json.Unmarshal([]byte(os.Getenv(envResolveNames)), &names); err != nil {
@@ -53,7 +56,6 @@ func ChildMain() bool {
 		break
 	}
 	child.Reply(ans)
-	return true
 }
 
 // probeError is a probe that did not answer (a timeout, a child that failed): unlike the loader's
@@ -70,10 +72,10 @@ func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAns
 	if !loader.Available {
 		return ans, errors.New("dlopen probe: " + strings.TrimPrefix(loader.ErrUnavailable.Error(), "pathfinder: "))
 	}
-	if child.Role() != "" {
-		// A child whose main does not call ChildMain runs the program's own code; without this guard
-		// it would start a child of its own, without end.
-		return ans, errors.New("dlopen probe: this process is a probe child that did not stop in host.ChildMain")
+	if r := child.Role(); r != "" {
+		// A child serves its role during initialisation and exits; one that got here was started in
+		// a role no package of this program serves, and must not start children of its own.
+		return ans, fmt.Errorf("dlopen probe: this process is a child in the role %q, which nothing in it serves", r)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -89,7 +91,7 @@ func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAns
 		return ans, fmt.Errorf("dlopen probe: the child did not answer within %v", timeout)
 	}
 	if !child.Answer(out.Stdout, resolveMagic, &ans) {
-		return ans, fmt.Errorf("dlopen probe: %s did not answer as a probe child (%s); does its main call host.ChildMain() first? output: %q",
+		return ans, fmt.Errorf("dlopen probe: %s did not answer as a probe child (%s); output: %q",
 			exe, child.ExitText(out.Err), child.Clip(string(out.Stdout)+string(out.Stderr), 200))
 	}
 	return ans, nil

@@ -1,80 +1,104 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
 
+// doctor exits exitOK when it lists no problem, exitNotFound when it lists one or more (a driver
+// that does not work is one, as it is driver's exitNotFound), and exitUsage on bad flags or config.
 func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	root := fs.String("root", "", "probe the driver under `DIR` instead of / (see 'pathfinder driver --help')")
+	root := fs.String("root", "", "probe the driver under `DIR` (a captured machine) instead of this one (see 'pathfinder driver --help')")
+	all := fs.Bool("all", false, "also list every library with where it was found or why not, and the settings read")
+	pid := fs.Int("pid", 0, "also check the running process `PID` for NVIDIA libraries it has loaded twice")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
 			c.errorf("doctor takes no arguments")
+			return exitUsage
+		}
+		opts, err := probeOptions(*root, "")
+		if err != nil {
+			c.fail(err)
+			return exitUsage
+		}
+		if *pid < 0 {
+			c.errorf("--pid %d: not a process id", *pid)
 			return exitUsage
 		}
 		f, err := c.open()
 		if err != nil {
 			return c.configError(err)
 		}
-		writeDoctor(ctx, c.stdout, f, driver.Options{Root: *root})
+		d := gatherDoctor(ctx, f, opts, *pid, os.Getenv)
+		if d.mapsErr != nil {
+			c.errorf("--pid: %v", d.mapsErr)
+			return exitUsage
+		}
+		problems := diagnose(d)
+		writeDoctor(c.stdout, d, problems, *all)
+		if len(problems) > 0 {
+			return exitNotFound
+		}
 		return exitOK
 	}
 }
 
-type doctorRow struct {
-	lib *host.Library
-	err error
+// doctorFacts is everything the diagnostics read: the Finder's answers, the driver report, the
+// environment, and the mapped files of a process.
+type doctorFacts struct {
+	version     string
+	platform    abi.Platform
+	configFiles []string
+	sites       []string // the site-packages directories the wheels step searches
+	cacheDir    string
+	getenv      func(string) string
+	libs        []libAnswer // every dynamic library of the catalog, in its order
+	report      *driver.Report
+	pid         int
+	maps        []mappedFile // the files process pid maps; nil without --pid
+	mapsErr     error
+	ignored     []ignoredInput // inputs the Finder did not use, and why
 }
 
-func writeDoctor(ctx context.Context, w io.Writer, f *host.Finder, probe driver.Options) {
+// libAnswer is the Finder's answer for one library.
+type libAnswer struct {
+	host.LibraryInfo
+	fileNames []string      // what a search looks for, newest first
+	lib       *host.Library // nil when not found
+	err       error
+	// loadProblem is the loader's predicted failure for a found library ("" when it would load).
+	loadProblem string
+}
+
+// ignoredInput is an input (an environment variable, a config value) the Finder did not use.
+type ignoredInput struct{ name, value, reason string }
+
+func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid int, getenv func(string) string) *doctorFacts {
 	report := make(chan *driver.Report, 1)
 	go func() { report <- driver.Probe(ctx, probe) }()
-	fmt.Fprintf(w, "%s on %s\n\n", versionString(), f.Platform())
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "config\t%s\n", strings.Join(f.ConfigFiles(), ", "))
-	sites := f.SitePackages()
-	if len(sites) == 0 {
-		fmt.Fprintf(tw, "site-packages\t(none found: set VIRTUAL_ENV or PATHFINDER_SITE_PACKAGES)\n")
+	d := &doctorFacts{
+		version: versionString(), platform: f.Platform(), configFiles: f.ConfigFiles(), sites: f.SitePackages(),
+		cacheDir: f.CacheDir(), getenv: getenv, pid: pid, ignored: hostIgnoredInputs(f),
 	}
-	for i, s := range sites {
-		label := ""
-		if i == 0 {
-			label = "site-packages"
-		}
-		fmt.Fprintf(tw, "%s\t%s\n", label, s)
-	}
-	var env []string
-	for _, v := range []string{"CONDA_PREFIX", "CUDA_PATH", "CUDA_HOME", "CUDNN_PATH", "NCCL_HOME"} {
-		if val := os.Getenv(v); val != "" {
-			env = append(env, v+"="+val)
-		}
-	}
-	if len(env) == 0 {
-		env = []string{"(none of CONDA_PREFIX, CUDA_PATH, CUDA_HOME, CUDNN_PATH, NCCL_HOME is set)"}
-	}
-	fmt.Fprintf(tw, "environment\t%s\n", strings.Join(env, "  "))
-	cache := f.CacheDir()
-	if cache == "" {
-		cache = "(off)"
-	}
-	fmt.Fprintf(tw, "compile cache\t%s\n", cache)
-	tw.Flush()
-
-	libs := f.Libraries(host.DynamicLib)
-	rows := make([]doctorRow, len(libs))
+	infos := f.Libraries(host.DynamicLib)
+	d.libs = make([]libAnswer, len(infos))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
-	for i, l := range libs {
+	for i, l := range infos {
+		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: f.FileNames(host.DynamicLib, l.Name)}
 		if !l.Available {
 			continue
 		}
@@ -83,48 +107,230 @@ func writeDoctor(ctx context.Context, w io.Writer, f *host.Finder, probe driver.
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			rows[i].lib, rows[i].err = f.Find(ctx, l.Name)
+			a := &d.libs[i]
+			a.lib, a.err = f.Find(ctx, l.Name)
+			if a.lib != nil {
+				a.loadProblem = hostLoadProblem(f, a.lib)
+			}
 		}()
 	}
 	wg.Wait()
+	if pid > 0 {
+		d.maps, d.mapsErr = readMaps(pid)
+	}
+	d.report = <-report
+	return d
+}
 
-	width := 0
-	for _, l := range libs {
-		width = max(width, len(l.Name))
-	}
-	found, avail := 0, 0
-	category := ""
-	for i, l := range libs {
-		if l.Category != category {
-			category = l.Category
-			fmt.Fprintf(w, "\n%s libraries\n", category)
-		}
-		r := rows[i]
-		switch {
-		case !l.Available:
-			fmt.Fprintf(w, "  %-*s  -  not available on %s\n", width, l.Name, f.Platform())
-		case r.err == nil:
-			avail++
-			found++
-			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, l.Name, r.lib.Path, r.lib.FoundVia)
-		default:
-			avail++
-			msg := r.err.Error()
-			if se, ok := isSearchError(r.err); ok && errors.Is(se, host.ErrNotFound) {
-				msg = fmt.Sprintf("not found (looked for %s in %d places)", strings.Join(se.Looked, " or "), len(se.Attempts))
-			}
-			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, l.Name, strings.TrimPrefix(msg, "pathfinder: "))
+// lib returns the answer for name, or nil.
+func (d *doctorFacts) lib(name string) *libAnswer {
+	for i := range d.libs {
+		if d.libs[i].Name == name {
+			return &d.libs[i]
 		}
 	}
-	cudart := ""
-	for i, l := range libs {
-		if l.Name == "cudart" && rows[i].lib != nil {
-			cudart = rows[i].lib.Path
+	return nil
+}
+
+func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
+	fmt.Fprintf(w, "%s on %s\n", d.version, d.platform)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "libraries\t%s\n", librarySummary(d))
+	r := d.report
+	line := r.State + ": " + r.Summary
+	if r.MaxCUDA != "" {
+		line += "; supports CUDA up to " + r.MaxCUDA
+	}
+	fmt.Fprintf(tw, "driver\t%s\n", line)
+	if g := gpuSummary(r.GPUs); g != "" {
+		fmt.Fprintf(tw, "gpus\t%s\n", g)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	if len(problems) == 0 {
+		fmt.Fprintln(w, "no problems found")
+	} else {
+		fmt.Fprintln(w, plural(len(problems), "problem"))
+	}
+	for _, p := range problems {
+		fmt.Fprintf(w, "  ✗ %s\n", p.title)
+		if p.fix != "" {
+			fmt.Fprintf(w, "    fix: %s\n", p.fix)
 		}
+	}
+	if all {
+		writeSettings(w, d)
+		writeLibraries(w, d)
 	}
 	fmt.Fprintln(w)
-	for _, l := range driverSection(<-report, cudart) {
-		fmt.Fprintln(w, l)
+	if !all {
+		fmt.Fprintln(w, "'pathfinder doctor --all' lists every library; 'pathfinder explain NAME' shows every step for one;")
+	} else {
+		fmt.Fprintln(w, "'pathfinder explain NAME' shows every step for one library;")
 	}
-	fmt.Fprintf(w, "\n%d of %d libraries available on %s found. 'pathfinder explain NAME' shows every step for one.\n", found, avail, f.Platform())
+	fmt.Fprintln(w, "'pathfinder driver' shows how the driver was probed.")
+}
+
+// librarySummary is "3 of 50 found: 2 from site-packages, 1 from conda".
+func librarySummary(d *doctorFacts) string {
+	found, avail := 0, 0
+	var vias []string
+	count := map[string]int{}
+	for _, a := range d.libs {
+		if !a.Available {
+			continue
+		}
+		avail++
+		if a.lib == nil {
+			continue
+		}
+		found++
+		if count[a.lib.FoundVia] == 0 {
+			vias = append(vias, a.lib.FoundVia)
+		}
+		count[a.lib.FoundVia]++
+	}
+	s := fmt.Sprintf("%d of %d found", found, avail)
+	var parts []string
+	for _, v := range vias {
+		parts = append(parts, fmt.Sprintf("%d from %s", count[v], v))
+	}
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	return s
+}
+
+// gpuSummary is "2 × NVIDIA H100 80GB HBM3 (compute capability 9.0)", one group per model.
+func gpuSummary(gpus []driver.GPU) string {
+	var keys []string
+	count := map[string]int{}
+	for _, g := range gpus {
+		k := g.Name
+		if k == "" {
+			k = "unnamed GPU"
+		}
+		switch {
+		case strings.Contains(g.ComputeCapabilitySource, "inferred"):
+			k += " (compute capability " + g.ComputeCapability + ", inferred from the PCI id)"
+		case g.ComputeCapability != "":
+			k += " (compute capability " + g.ComputeCapability + ")"
+		}
+		if count[k] == 0 {
+			keys = append(keys, k)
+		}
+		count[k]++
+	}
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d × %s", count[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeSettings(w io.Writer, d *doctorFacts) {
+	fmt.Fprintln(w, "\nsettings")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  config\t%s\n", strings.Join(d.configFiles, ", "))
+	if len(d.sites) == 0 {
+		fmt.Fprintf(tw, "  site-packages\t(none found: set VIRTUAL_ENV or PATHFINDER_SITE_PACKAGES)\n")
+	}
+	for i, s := range d.sites {
+		label := ""
+		if i == 0 {
+			label = "site-packages"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", label, s)
+	}
+	var env []string
+	for _, v := range []string{"CONDA_PREFIX", "CUDA_PATH", "CUDA_HOME", "CUDNN_PATH", "NCCL_HOME", "LD_LIBRARY_PATH"} {
+		if val := d.getenv(v); val != "" {
+			env = append(env, v+"="+val)
+		}
+	}
+	if len(env) == 0 {
+		env = []string{"(none of CONDA_PREFIX, CUDA_PATH, CUDA_HOME, CUDNN_PATH, NCCL_HOME, LD_LIBRARY_PATH is set)"}
+	}
+	fmt.Fprintf(tw, "  environment\t%s\n", strings.Join(env, "  "))
+	cache := d.cacheDir
+	if cache == "" {
+		cache = "(off)"
+	}
+	fmt.Fprintf(tw, "  compile cache\t%s\n", cache)
+	tw.Flush()
+}
+
+func writeLibraries(w io.Writer, d *doctorFacts) {
+	width := 0
+	for _, a := range d.libs {
+		width = max(width, len(a.Name))
+	}
+	category := ""
+	for _, a := range d.libs {
+		if a.Category != category {
+			category = a.Category
+			fmt.Fprintf(w, "\n%s libraries\n", category)
+		}
+		switch {
+		case !a.Available:
+			fmt.Fprintf(w, "  %-*s  -  not available on %s\n", width, a.Name, d.platform)
+		case a.lib != nil:
+			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, a.Name, a.lib.Path, a.lib.FoundVia)
+		default:
+			msg := a.err.Error()
+			var se *host.SearchError
+			if errors.As(a.err, &se) && errors.Is(se, host.ErrNotFound) {
+				msg = fmt.Sprintf("not found (looked for %s in %d places)", strings.Join(se.Looked, " or "), len(se.Attempts))
+			}
+			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, strings.TrimPrefix(msg, "pathfinder: "))
+		}
+	}
+}
+
+// plural writes "1 problem", "2 problems".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// mappedFile is one file a process maps, from /proc/PID/maps.
+type mappedFile struct {
+	path  string
+	inode string // "dev inode", which tells two copies from two names of one file
+}
+
+// readMaps lists the distinct files process pid maps.
+func readMaps(pid int) ([]mappedFile, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no process %d (its libraries are read from /proc/%d/maps, on Linux)", pid, pid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("process %d: %v", pid, errors.Unwrap(err))
+	}
+	defer f.Close()
+	var out []mappedFile
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// address perms offset dev inode path (the path may hold spaces)
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || fields[4] == "0" {
+			continue
+		}
+		i := strings.Index(sc.Text(), " /")
+		if i < 0 {
+			continue
+		}
+		path := strings.TrimSuffix(sc.Text()[i+1:], " (deleted)")
+		key := fields[3] + " " + fields[4] + " " + path
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, mappedFile{path: path, inode: fields[3] + " " + fields[4]})
+		}
+	}
+	return out, sc.Err()
 }

@@ -2,19 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
 
+// driver exits exitOK when the driver works (driver.Report.Working), exitNotFound when it does not,
+// and exitUsage on bad flags.
 func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, "same as --format json")
-	format := fs.String("format", "text", "text, json, or nfd (node-feature-discovery feature-file lines)")
+	format := fs.String("format", "text", "text, json, or nfd (node-feature-discovery feature-file lines; none without a working driver)")
 	methods := fs.String("methods", "", "comma-separated `list` of methods to run, in order ("+strings.Join(driver.MethodNames(), ",")+"); default all")
-	root := fs.String("root", "", "read /proc, /sys, /dev and the WSL paths under `DIR` (a captured machine)")
+	root := fs.String("root", "", "read /proc, /sys, /dev, /etc and the loader's directories under `DIR` (a captured machine); NVML, libcuda and nvidia-smi are not run")
 	output := fs.String("output", "", "with --format nfd, write the feature file atomically into `DIR` instead of printing it")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
@@ -24,79 +27,86 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if *asJSON {
 			*format = "json"
 		}
-		opts := driver.Options{Root: *root}
-		if *methods != "" {
-			opts.Methods = strings.Split(*methods, ",")
+		if !slices.Contains([]string{"text", "json", "nfd"}, *format) {
+			c.errorf("unknown format %q (text, json or nfd)", *format)
+			return exitUsage
 		}
 		if *output != "" && *format != "nfd" {
 			c.errorf("--output is for --format nfd")
 			return exitUsage
 		}
-		r := driver.Probe(ctx, opts)
-		var err error
-		switch *format {
-		case "text":
-			err = r.WriteText(c.stdout)
-		case "json":
-			err = r.WriteJSON(c.stdout)
-		case "nfd":
-			if *output != "" {
-				err = driver.WriteNFDFile(*output, r)
-			} else {
-				err = r.WriteNFD(c.stdout)
-			}
-		default:
-			c.errorf("unknown format %q (text, json or nfd)", *format)
-			return exitUsage
+		opts, err := probeOptions(*root, *methods)
+		if err == nil && *output != "" {
+			err = isDir("--output", *output)
 		}
 		if err != nil {
-			c.errorf("driver: %v", err)
+			c.fail(err)
 			return exitUsage
 		}
-		if errors.Is(r.Err(), driver.ErrNoDriver) {
-			return exitNotFound
+		r := driver.Probe(ctx, opts)
+		switch {
+		case *format == "text":
+			err = r.WriteText(c.stdout)
+		case *format == "json":
+			err = r.WriteJSON(c.stdout)
+		case *output != "":
+			err = driver.WriteNFDFile(*output, r)
+		default:
+			err = r.WriteNFD(c.stdout)
 		}
-		return exitOK
+		if err != nil {
+			c.fail(err)
+			return exitUsage
+		}
+		if r.Working() {
+			return exitOK
+		}
+		if *format == "nfd" {
+			where := "no labels written"
+			if *output != "" {
+				where = "the feature file in " + *output + " has no labels"
+			}
+			c.errorf("no working NVIDIA driver (%s: %s): %s", r.State, r.Summary, where)
+		}
+		return exitNotFound
 	}
 }
 
-// driverSection is doctor's summary of the probe, with a warning when a found cudart is newer than
-// the driver supports.
-func driverSection(r *driver.Report, cudartPath string) []string {
-	var lines []string
-	if r.Err() != nil {
-		lines = append(lines, fmt.Sprintf("driver         none (%s): 'pathfinder driver' shows every method", r.Platform))
-		return lines
-	}
-	line := fmt.Sprintf("driver         %s (%s, from %s)", r.DriverVersion, r.Platform, r.DriverVersionSource)
-	if r.MaxCUDA != "" {
-		line += ", supports CUDA up to " + r.MaxCUDA
-	}
-	lines = append(lines, line)
-	for _, g := range r.GPUs {
-		cc := g.ComputeCapability
-		if cc == "" {
-			cc = "?"
-		}
-		lines = append(lines, fmt.Sprintf("  GPU %d        %s, compute capability %s (%s), %s", g.Index, g.Name, cc, g.ComputeCapabilitySource, g.PCIBusID))
-	}
-	if major := sonameMajor(cudartPath); major > 0 && r.MaxCUDA != "" {
-		var maxMajor int
-		fmt.Sscanf(r.MaxCUDA, "%d", &maxMajor)
-		if maxMajor > 0 && major > maxMajor {
-			lines = append(lines, fmt.Sprintf("  warning: cudart %s is CUDA %d, newer than this driver supports (CUDA %s): update the driver or use a CUDA %d runtime", cudartPath, major, r.MaxCUDA, maxMajor))
+// probeOptions checks --root and --methods, the flags driver and doctor share.
+func probeOptions(root, methods string) (driver.Options, error) {
+	opts := driver.Options{Root: root}
+	if root != "" {
+		if err := isDir("--root", root); err != nil {
+			return opts, err
 		}
 	}
-	return lines
+	if methods == "" {
+		return opts, nil
+	}
+	for _, m := range strings.Split(methods, ",") {
+		m = strings.TrimSpace(m)
+		if !slices.Contains(driver.MethodNames(), m) {
+			return opts, fmt.Errorf("--methods: unknown method %q (valid: %s)", m, strings.Join(driver.MethodNames(), ", "))
+		}
+		opts.Methods = append(opts.Methods, m)
+	}
+	return opts, nil
 }
 
-// sonameMajor reads 13 from .../libcudart.so.13 or cudart64_13.dll; 0 when it cannot tell.
-func sonameMajor(p string) int {
-	var n int
-	if i := strings.LastIndex(p, ".so."); i >= 0 {
-		fmt.Sscanf(p[i+4:], "%d", &n)
-	} else if i := strings.LastIndex(p, "cudart64_"); i >= 0 {
-		fmt.Sscanf(p[i+9:], "%d", &n)
+func isDir(flagName, path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case os.IsNotExist(err):
+		return fmt.Errorf("%s %s: no such directory", flagName, path)
+	case err != nil:
+		return fmt.Errorf("%s: %v", flagName, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s %s: not a directory", flagName, path)
 	}
-	return n
+	return nil
+}
+
+// fail prints err once prefixed: the package errors already start with "pathfinder: ".
+func (c *cli) fail(err error) {
+	c.errorf("%s", strings.TrimPrefix(err.Error(), "pathfinder: "))
 }

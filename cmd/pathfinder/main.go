@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
-	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
 
 // Exit codes.
@@ -29,9 +28,6 @@ const (
 )
 
 func main() {
-	if driver.ChildMain() || host.ChildMain() { // the libcuda and dlopen probes run in children of this binary
-		return
-	}
 	os.Exit(doMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -192,7 +188,8 @@ commands:
 	fmt.Fprint(w, `
 Flags may come before or after the names. Every command takes --help and --config FILE.
 Exit status: 0 when everything asked for was found, 1 when something was not found, unknown or not
-available on this platform, 2 on a usage or configuration error.
+available on this platform, 2 on a usage or configuration error. driver exits 1 when the machine has
+no working NVIDIA driver; doctor exits 1 when it lists a problem.
 `)
 }
 

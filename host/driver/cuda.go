@@ -11,8 +11,9 @@ import (
 )
 
 // The child protocol (host/internal/child): the parent re-executes its own binary in the role
-// childCUDAProbe; ChildMain, called first in main, sees it, probes libcuda, prints one JSON object
-// carrying childMagic and exits.
+// childCUDAProbe; this package's initialisation, which runs before the program's main, recognises
+// the role, probes libcuda, prints one JSON object carrying childMagic and exits. So a program that
+// imports this package needs nothing in its main, and its main never runs in the child.
 const (
 	envChildLibraries = "PATHFINDER_INTERNAL_CUDA_LIBRARIES" // JSON array of the libraries to try, in order
 	childCUDAProbe    = "cuda-probe"
@@ -56,14 +57,15 @@ type cudaChildDevice struct {
 	Error    string `json:"error,omitempty"`
 }
 
-// ChildMain must be the first call in main (and in TestMain) of every program that probes: when the
-// process is a libcuda probe child it probes, prints its answer and exits without returning; otherwise
-// it returns false at once. The probe runs libcuda in a child because cuInit in the probing process
-// would break every fork it makes afterwards.
-func ChildMain() bool {
-	if child.Role() != childCUDAProbe {
-		return false
+func init() {
+	if child.Role() == childCUDAProbe {
+		serveCUDAProbe()
 	}
+}
+
+// serveCUDAProbe is the child's whole life: probe libcuda, answer, exit. cuInit runs here, not in
+// the probing process, because cuInit in a process breaks every fork it makes afterwards.
+func serveCUDAProbe() {
 	var libs []string
 	if err := json.Unmarshal([]byte(os.Getenv(envChildLibraries)), &libs); err != nil || len(libs) == 0 {
 		libs = []string{"libcuda.so.1"}
@@ -71,7 +73,6 @@ func ChildMain() bool {
 	res := runCUDAChild(libs)
 	res.Magic = childMagic
 	child.Reply(res)
-	return true
 }
 
 // probeLibcuda runs the child and reads its answer.
@@ -79,10 +80,10 @@ func probeLibcuda(p *prober) methodResult {
 	if libraryLoading != "" {
 		return unavailable("%s", libraryLoading)
 	}
-	if child.Role() != "" {
-		// A child whose main forgot ChildMain runs the program's normal code; without this guard it
-		// would probe again and start a child of its own, without end.
-		return failed("pathfinder: this process is a libcuda probe child that did not stop in driver.ChildMain")
+	if r := child.Role(); r != "" {
+		// A child serves its role during initialisation and exits; one that got here was started
+		// in a role no package of this program serves, and must not start children of its own.
+		return failed("pathfinder: this process is a child in the role %q, which nothing in it serves", r)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -100,7 +101,7 @@ func probeLibcuda(p *prober) methodResult {
 	}
 	res, ok := decodeChildAnswer(out.Stdout)
 	if !ok {
-		return failed("pathfinder: %s did not answer as a libcuda probe child (%s); does its main call driver.ChildMain() first? output: %q",
+		return failed("pathfinder: %s did not answer as a libcuda probe child (%s); output: %q",
 			exe, child.ExitText(out.Err), child.Clip(string(out.Stdout)+string(out.Stderr), 200))
 	}
 	return cudaChildOutcome(p, res, override)
@@ -126,7 +127,11 @@ func cudaChildOutcome(p *prober, res cudaChildResult, override bool) methodResul
 		}
 		switch {
 		case res.Step == "dlopen" && !override:
-			return unavailable("cannot load libcuda.so.1: %s", res.Error)
+			return unavailable("cannot load %s", res.Error)
+		case res.Step == "cuInit" && res.Code == 803:
+			r := failed("%s", msg+"; the kernel module and libcuda are different versions")
+			r.signal = signalMismatch
+			return r
 		case res.Step == "cuInit" && res.Code == 100:
 			if v, set := p.lookupEnv(envVisibleGPUs); set && v == "" {
 				msg += "; CUDA_VISIBLE_DEVICES is set but empty, which hides every GPU from cuInit: unset it"

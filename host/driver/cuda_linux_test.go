@@ -11,8 +11,8 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/internal/child"
 )
 
-// TestProbe_libcuda runs the real child: this test binary re-executed, with TestMain's ChildMain
-// loading a stub libcuda.so.1 through purego.
+// TestProbe_libcuda runs the real child: this test binary re-executed, served by the package's
+// initialisation before TestMain could run the tests again, loading a stub libcuda.so.1 through purego.
 func TestProbe_libcuda(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -44,7 +44,7 @@ func TestProbe_libcuda(t *testing.T) {
 			for k, v := range tc.vars {
 				vars[k] = v
 			}
-			r := Probe(context.Background(), Options{Root: fakeRoot(t, nil), Methods: []string{methodLibcuda}, LookupEnv: env(vars), Timeout: tc.timeout})
+			r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(vars), Timeout: tc.timeout, rootIsLive: true})
 			wantOutcome(t, r, methodLibcuda, tc.outcome, tc.detail...)
 			if len(r.GPUs) != tc.gpus {
 				t.Fatalf("%d GPUs, want %d", len(r.GPUs), tc.gpus)
@@ -70,14 +70,14 @@ func TestProbe_libcuda(t *testing.T) {
 // TestProbe_libcudaFillsPCI is the container case: the PCI tree and /sys give the GPUs and the
 // driver, NVML is absent, and the child's measured capability replaces the table's inference.
 func TestProbe_libcudaFillsPCI(t *testing.T) {
-	files := dgxLike()
-	files["/dev/nvidiactl"] = ""
+	files := liveFiles(dgxLike())
 	files["/sys/module/nvidia/version"] = "570.195.03\n"
 	lib := buildStub(t, "libcuda.so.1", cudaStubC, "VERSION=12080")
 	r := Probe(context.Background(), Options{
-		Root:      fakeRoot(t, files),
-		LookupEnv: env(map[string]string{envCUDALibrary: lib, envNVMLLibrary: "/nope/libnvidia-ml.so.1"}),
-		LookPath:  func(string) (string, error) { return "", context.Canceled },
+		Root:       fakeRoot(t, files),
+		rootIsLive: true,
+		LookupEnv:  env(map[string]string{envCUDALibrary: lib, envNVMLLibrary: "/nope/libnvidia-ml.so.1"}),
+		LookPath:   func(string) (string, error) { return "", context.Canceled },
 	})
 	wantOutcome(t, r, methodNVML, OutcomeFailed)
 	wantOutcome(t, r, methodLibcuda, OutcomeOK)
@@ -97,10 +97,12 @@ func TestProbe_libcudaFillsPCI(t *testing.T) {
 	}
 }
 
+// TestProbe_libcudaRecursionGuard: a process started in a role nothing in it serves runs the
+// program's own code, and must not start a child of its own.
 func TestProbe_libcudaRecursionGuard(t *testing.T) {
 	t.Setenv(child.RoleVar, "some-other-role")
-	r := probe(t, fakeRoot(t, nil), []string{methodLibcuda}, nil)
-	wantOutcome(t, r, methodLibcuda, OutcomeFailed, "did not stop in driver.ChildMain")
+	r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(nil), rootIsLive: true})
+	wantOutcome(t, r, methodLibcuda, OutcomeFailed, `a child in the role "some-other-role", which nothing in it serves`)
 }
 
 func Test_cudaChildOutcome(t *testing.T) {
@@ -111,19 +113,22 @@ func Test_cudaChildOutcome(t *testing.T) {
 		override bool
 		outcome  Outcome
 		detail   string
+		signal   driverSignal
 	}{
 		{name: "no libcuda", res: cudaChildResult{Step: "dlopen", Error: "libcuda.so.1: cannot open shared object file"}, outcome: OutcomeUnavailable, detail: "cannot load libcuda.so.1"},
 		{name: "no libcuda where one was named", res: cudaChildResult{Step: "dlopen", Error: "x"}, override: true, outcome: OutcomeFailed, detail: "pathfinder: x"},
 		{name: "visible devices name no GPU", res: cudaChildResult{Library: "l", Step: "cuInit", Code: 100, Error: "cuInit returned CUDA_ERROR_NO_DEVICE (100)"},
 			outcome: OutcomeFailed, detail: `CUDA_VISIBLE_DEVICES="7" names no GPU`},
+		{name: "libcuda of another version than the module", res: cudaChildResult{Library: "l", Step: "cuInit", Code: 803, Error: "cuInit returned CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"},
+			outcome: OutcomeFailed, detail: "the kernel module and libcuda are different versions", signal: signalMismatch},
 		{name: "a device error", res: cudaChildResult{Library: "l", DriverVersion: 13000, Devices: []cudaChildDevice{{Ordinal: 0, Error: "cuDeviceGet returned CUresult 5"}}},
 			outcome: OutcomeOK, detail: "device 0: cuDeviceGet returned CUresult 5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := cudaChildOutcome(p, tc.res, tc.override)
-			if got.outcome != tc.outcome || !strings.Contains(got.detail, tc.detail) {
-				t.Fatalf("got %s %q, want %s containing %q", got.outcome, got.detail, tc.outcome, tc.detail)
+			if got.outcome != tc.outcome || !strings.Contains(got.detail, tc.detail) || got.signal != tc.signal {
+				t.Fatalf("got %s %q (signal %d), want %s containing %q (signal %d)", got.outcome, got.detail, got.signal, tc.outcome, tc.detail, tc.signal)
 			}
 		})
 	}

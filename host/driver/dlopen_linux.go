@@ -13,7 +13,8 @@ import (
 const libraryLoading = ""
 
 // dlopenFirst loads the first library of libs that loads. The caller must hold its OS thread
-// (runtime.LockOSThread): dlerror's message belongs to the thread that called dlopen.
+// (runtime.LockOSThread): dlerror's message belongs to the thread that called dlopen. The error
+// names each library once: "libnvidia-ml.so.1: cannot open shared object file: …".
 func dlopenFirst(libs []string) (handle uintptr, path string, err error) {
 	var msgs []string
 	for _, l := range libs {
@@ -21,7 +22,11 @@ func dlopenFirst(libs []string) (handle uintptr, path string, err error) {
 		if err == nil {
 			return h, l, nil
 		}
-		msgs = append(msgs, err.Error())
+		msg := err.Error()
+		if !strings.HasPrefix(msg, l+":") {
+			msg = l + ": " + msg
+		}
+		msgs = append(msgs, msg)
 	}
 	return 0, "", errors.New(strings.Join(msgs, "; "))
 }

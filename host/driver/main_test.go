@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestMain lets the test binary serve as its own libcuda probe child, as a real program's main does.
+// TestMain needs nothing for the libcuda probe's child: this package's initialisation serves it
+// before TestMain runs, as it does before any program's main.
 func TestMain(m *testing.M) {
-	ChildMain()
 	// A race-enabled child sleeps a second before exiting (GORACE atexit_sleep_ms) to catch late
 	// reports; the children this binary starts have none to catch.
 	if _, set := os.LookupEnv("GORACE"); !set {
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 var stubDir string
 
 // fileMethods are the methods that only read files under Root: hermetic on any machine.
-var fileMethods = []string{methodOverride, methodPlatform, methodIoctl, methodSysfs, methodProcfs, methodPCI}
+var fileMethods = []string{methodOverride, methodPlatform, methodIoctl, methodSysfs, methodProcfs, methodUserSpace, methodPCI}
 
 // fakeRoot builds a machine under t.TempDir(). Keys are absolute paths; a value of "dir" makes a
 // folder, "link:<target>" a symlink, anything else a file with that content.
@@ -88,6 +88,20 @@ func env(vars map[string]string) func(string) (string, bool) {
 		v, ok := vars[k]
 		return v, ok
 	}
+}
+
+// liveFiles adds to files what a machine whose driver's own code may run has: the nvidia and
+// nvidia_uvm modules loaded and their device nodes present (as plain files: nothing opens them but
+// the ioctl method, which then fails as on any copy of /dev).
+func liveFiles(files map[string]string) map[string]string {
+	out := map[string]string{
+		"/sys/module/nvidia/version": "550.54.14\n", "/sys/module/nvidia_uvm": "dir",
+		"/dev/nvidiactl": "", "/dev/nvidia0": "", "/dev/nvidia-uvm": "", "/dev/nvidia-uvm-tools": "",
+	}
+	for k, v := range files {
+		out[k] = v
+	}
+	return out
 }
 
 // probe runs Probe with hermetic defaults: only vars as environment, nothing on PATH.

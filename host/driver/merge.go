@@ -323,6 +323,10 @@ func (p *prober) finish(r *Report) {
 		r.GPUs = m.gpus
 	}
 	r.Notes = append(slices.Clone(p.notes), m.notes...)
+	if p.userSpace != nil {
+		r.UserSpace = p.userSpace
+		r.UserSpaceVersion = userSpaceLibs(p.userSpace).version()
+	}
 	switch {
 	case m.driver != "":
 		p.maxCUDA(r)
@@ -332,6 +336,8 @@ func (p *prober) finish(r *Report) {
 	case m.l4t != "":
 		r.Notes = append(r.Notes, fmt.Sprintf("Jetson (L4T %s): the CUDA version comes with the JetPack release, not from the driver table", m.l4t))
 	}
+	v := p.state(r)
+	r.State, r.Summary, r.Hint = v.state, v.summary, v.hint
 }
 
 // maxCUDA looks the driver up in NVIDIA's table. On WSL2 the version is the Windows driver's, so the

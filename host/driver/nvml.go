@@ -33,6 +33,9 @@ var nvmlReturnNames = map[int32]string{
 	20: "NVML_ERROR_MEMORY", 999: "NVML_ERROR_UNKNOWN",
 }
 
+// nvmlSignals are the nvmlInit_v2 failures that tell the driver's state.
+var nvmlSignals = map[int32]driverSignal{9: signalNoDriver, 18: signalMismatch}
+
 func nvmlReturnName(r int32) string {
 	if n, ok := nvmlReturnNames[r]; ok {
 		return fmt.Sprintf("%s (%d)", n, r)
@@ -49,13 +52,16 @@ func cString(b []byte) string {
 }
 
 // libraryCandidates is where a library is looked for: the override variable alone when it is set,
-// else the soname (the dynamic loader's search) and then WSL2's library folder under Root, which the
-// loader only searches when /etc/ld.so.conf.d names it.
+// else the soname (the dynamic loader's search) and, on WSL2 only, WSL's library folder under Root,
+// which the loader only searches when /etc/ld.so.conf.d names it.
 func libraryCandidates(p *prober, overrideEnv, soname string) (libs []string, override bool) {
 	if v := p.getenv(overrideEnv); v != "" {
 		return []string{v}, true
 	}
-	return []string{soname, p.path(wslLibDir + "/" + soname)}, false
+	if p.platform == PlatformWSL2 {
+		return []string{soname, p.path(wslLibDir + "/" + soname)}, false
+	}
+	return []string{soname}, false
 }
 
 // plural writes "1 GPU", "2 GPUs".

@@ -51,9 +51,9 @@ func runNVML(libs []string, override bool) methodResult {
 	h, path, err := dlopenFirst(libs)
 	if err != nil {
 		if override {
-			return failed("pathfinder: cannot load %s=%s: %v", envNVMLLibrary, libs[0], err)
+			return failed("pathfinder: cannot load %s: %v", envNVMLLibrary, err)
 		}
-		return unavailable("cannot load libnvidia-ml.so.1: %v", err)
+		return unavailable("cannot load %v", err)
 	}
 	defer purego.Dlclose(h)
 
@@ -82,7 +82,9 @@ func runNVML(libs []string, override bool) methodResult {
 	need("nvmlDeviceGetCudaComputeCapability", &f.deviceGetCudaComputeCapability)
 
 	if r := f.init(); r != 0 {
-		return failed("pathfinder: %s: nvmlInit_v2 returned %s", path, nvmlReturnName(r))
+		res := failed("pathfinder: %s: nvmlInit_v2 returned %s", path, nvmlReturnName(r))
+		res.signal = nvmlSignals[r]
+		return res
 	}
 	defer f.shutdown()
 

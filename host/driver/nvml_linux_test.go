@@ -34,7 +34,7 @@ func TestProbe_nvml(t *testing.T) {
 			detail: []string{"lacks nvmlDeviceGetCudaComputeCapability"}, gpus: 2, cc: "9.0", ccSource: pciTableSource},
 		{name: "a GPU fell off the bus", defines: []string{"LOST_INDEX=1"}, outcome: OutcomeOK,
 			detail: []string{"GPU 1: nvmlDeviceGetHandleByIndex_v2 returned NVML_ERROR_GPU_IS_LOST (15)"}, gpus: 1, cc: "9.0", ccSource: methodNVML},
-		{name: "missing library", missing: true, outcome: OutcomeFailed, detail: []string{"cannot load PATHFINDER_NVML_LIBRARY=", "/nope/libnvidia-ml.so.1"}},
+		{name: "missing library", missing: true, outcome: OutcomeFailed, detail: []string{"cannot load PATHFINDER_NVML_LIBRARY: /nope/libnvidia-ml.so.1: cannot open shared object file"}},
 		// Another soname, so that the library this leaves loaded for a while cannot stand in for
 		// libnvidia-ml.so.1 in a later test.
 		{name: "hangs", defines: []string{"HANG"}, soname: "libnvidia-ml-hang.so.1", timeout: 200 * time.Millisecond,
@@ -51,8 +51,8 @@ func TestProbe_nvml(t *testing.T) {
 				lib = buildStub(t, soname, nvmlStubC, tc.defines...)
 			}
 			r := Probe(context.Background(), Options{
-				Root: fakeRoot(t, nil), Methods: []string{methodNVML}, Timeout: tc.timeout,
-				LookupEnv: env(map[string]string{envNVMLLibrary: lib}),
+				Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodNVML}, Timeout: tc.timeout,
+				LookupEnv: env(map[string]string{envNVMLLibrary: lib}), rootIsLive: true,
 			})
 			wantOutcome(t, r, methodNVML, tc.outcome, tc.detail...)
 			if len(r.GPUs) != tc.gpus {
@@ -84,7 +84,7 @@ func TestProbe_nvmlWSLFallback(t *testing.T) {
 	root := fakeRoot(t, map[string]string{"/dev/dxg": ""})
 	lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, `DRIVER="572.60"`, "CUDA=12080", "COUNT=1")
 	copyFile(t, lib, filepath.Join(root, wslLibDir, "libnvidia-ml.so.1"))
-	r := probe(t, root, []string{methodNVML}, nil)
+	r := Probe(context.Background(), Options{Root: root, Methods: []string{methodNVML}, LookupEnv: env(nil), rootIsLive: true})
 	wantOutcome(t, r, methodNVML, OutcomeOK, filepath.Join(root, wslLibDir, "libnvidia-ml.so.1"))
 	// 572.60 is a Windows driver: NVIDIA's Windows column puts it at CUDA 12.8 GA (>= 570.65), below
 	// 12.8 Update 1 (>= 572.61); read as a Linux version it would miss 12.8 entirely.
@@ -96,12 +96,12 @@ func TestProbe_nvmlWSLFallback(t *testing.T) {
 // TestProbe_nvmlWithFiles merges NVML with /sys and the PCI tree: the kernel's version wins over the
 // library's, NVML's measured capability wins over the table's, and what differs is noted.
 func TestProbe_nvmlWithFiles(t *testing.T) {
-	files := dgxLike()
-	files["/dev/nvidiactl"] = ""
+	files := liveFiles(dgxLike())
 	files["/sys/module/nvidia/version"] = "550.144.03\n"
 	root := fakeRoot(t, files)
 	lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, `DRIVER="550.127.05"`, "CC_MINOR=1")
-	r := probe(t, root, append(fileMethods, methodNVML), map[string]string{envNVMLLibrary: lib})
+	r := Probe(context.Background(), Options{Root: root, Methods: append(fileMethods, methodNVML), LookupEnv: env(map[string]string{envNVMLLibrary: lib}),
+		LookPath: func(string) (string, error) { return "", os.ErrNotExist }, rootIsLive: true})
 	if r.DriverVersion != "550.144.03" || r.DriverVersionSource != methodSysfs {
 		t.Fatalf("driver %s from %s", r.DriverVersion, r.DriverVersionSource)
 	}
@@ -132,16 +132,20 @@ func TestProbe_nvmlWithFiles(t *testing.T) {
 // TestProbe_defaultComplete runs the default method list where NVML answers everything: the slow
 // methods are skipped, and a CUDA version newer than the driver's table entry is explained.
 func TestProbe_defaultComplete(t *testing.T) {
-	root := fakeRoot(t, map[string]string{"/dev/nvidiactl": "", "/sys/module/nvidia/version": "535.104.05\n"})
+	root := fakeRoot(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "535.104.05\n"}))
 	lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, `DRIVER="535.104.05"`, "CUDA=12080")
 	r := Probe(context.Background(), Options{
-		Root:      root,
-		LookupEnv: env(map[string]string{envNVMLLibrary: lib}),
-		LookPath:  func(string) (string, error) { t.Error("nvidia-smi was looked for"); return "", os.ErrNotExist },
+		Root:       root,
+		rootIsLive: true,
+		LookupEnv:  env(map[string]string{envNVMLLibrary: lib}),
+		LookPath:   func(string) (string, error) { t.Error("nvidia-smi was looked for"); return "", os.ErrNotExist },
 	})
 	wantOutcome(t, r, methodNVML, OutcomeOK)
 	wantOutcome(t, r, methodLibcuda, OutcomeSkipped, "not needed")
 	wantOutcome(t, r, methodNvidiaSMI, OutcomeSkipped, "not needed")
+	if r.State != StateWorking || r.Summary != "driver 535.104.05 is loaded and working (nvml answered)" {
+		t.Fatalf("state %s: %s", r.State, r.Summary)
+	}
 	if r.MaxCUDA != "12.2" || r.CUDADriverVersion != "12.8" || !hasNote(r, "forward-compatibility") {
 		t.Fatalf("max %s cuda %s notes %q", r.MaxCUDA, r.CUDADriverVersion, r.Notes)
 	}

@@ -17,8 +17,18 @@ import (
 // NFDFileName is the file WriteNFDFile writes in node-feature-discovery's features.d folder.
 const NFDFileName = "pathfinder"
 
-// WriteText writes the report for people: facts with their sources, GPUs, every method's outcome.
+// WriteText writes the report for people: the state in one line with its hint, the facts with their
+// sources, the driver's libraries, the GPUs, and every method's outcome.
 func (r *Report) WriteText(w io.Writer) error {
+	if r.Summary != "" {
+		fmt.Fprintln(w, r.Summary)
+	}
+	if r.Hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", r.Hint)
+	}
+	if r.Summary != "" || r.Hint != "" {
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fact := func(label, value, source string) {
 		if value == "" {
@@ -29,6 +39,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", label, value)
 	}
+	fact("state", r.State, "")
 	fmt.Fprintf(tw, "platform\t%s\n", r.Platform)
 	src := r.DriverVersionSource
 	if r.KernelModule != "" {
@@ -38,6 +49,19 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "driver\tnot found\n")
 	}
 	fact("driver", r.DriverVersion, src)
+	if r.UserSpace != nil {
+		v := r.UserSpaceVersion
+		if v == "" {
+			v = "not found"
+			if userSpaceLibs(r.UserSpace).any() {
+				v = "version unknown"
+			}
+		}
+		fmt.Fprintf(tw, "user-space driver\t%s\n", v)
+		for _, l := range r.UserSpace {
+			fmt.Fprintf(tw, "  %s\t%s\n", l.Soname, l.describe())
+		}
+	}
 	fact("l4t release", r.L4TRelease, "")
 	fact("cuda driver", r.CUDADriverVersion, r.CUDADriverVersionSource)
 	fact("max cuda toolkit", r.MaxCUDA, r.MaxCUDARelease)
@@ -81,6 +105,25 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
+// describe says where the loader would find the library, for WriteText.
+func (l DriverLibrary) describe() string {
+	if l.Error != "" {
+		return l.Error
+	}
+	d := l.Path
+	if l.RealPath != l.Path {
+		d += " → " + filepath.Base(l.RealPath)
+	}
+	d += " (" + l.Via + ")"
+	switch {
+	case l.Stub:
+		d += ": the CUDA toolkit's stub, not the driver's"
+	case l.Compat:
+		d += ": CUDA forward compatibility"
+	}
+	return d
+}
+
 // WriteJSON writes the report as indented JSON with snake_case names.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
@@ -93,9 +136,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // node by its first GPU; so does this. nvidia.com/cuda.runtime-version is the CUDA version the driver
 // implements (GFD asks NVML for it); without NVML, libcuda or nvidia-smi it is the table's MaxCUDA.
 // NFD only publishes labels outside its own namespace when its master allows nvidia.com
-// (-extra-label-ns), as GFD deployments already do.
+// (-extra-label-ns), as GFD deployments already do. Labels come only from a working driver (Working):
+// otherwise it writes nothing, so a node whose driver broke stops advertising it.
 func (r *Report) WriteNFD(w io.Writer) error {
 	labels := map[string]string{}
+	if !r.Working() {
+		return nil
+	}
 	if r.DriverVersion != "" {
 		major, minor, rev := splitVersion(r.DriverVersion)
 		labels["nvidia.com/cuda.driver-version.full"] = r.DriverVersion
@@ -153,8 +200,9 @@ func (r *Report) WriteNFD(w io.Writer) error {
 }
 
 // WriteNFDFile writes the NFD feature file NFDFileName into dir (node-feature-discovery reads
-// /etc/kubernetes/node-feature-discovery/features.d). It writes a temporary file in a hidden
-// subfolder, which NFD does not read, and renames it into place, so NFD never sees half a file.
+// /etc/kubernetes/node-feature-discovery/features.d), empty when the driver does not work. It writes
+// a temporary file in a hidden subfolder, which NFD does not read, and renames it into place, so NFD
+// never sees half a file.
 func WriteNFDFile(dir string, r *Report) error {
 	var b bytes.Buffer
 	if err := r.WriteNFD(&b); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -110,7 +111,8 @@ func TestWriteText(t *testing.T) {
 		}
 	}
 	var none bytes.Buffer
-	if err := probe(t, fakeRoot(t, nil), fileMethods, nil).WriteText(&none); err != nil || !strings.Contains(squeeze(none.String()), "driver not found\n") {
+	if err := probe(t, fakeRoot(t, nil), fileMethods, nil).WriteText(&none); err != nil || !strings.Contains(squeeze(none.String()), "driver not found\n") ||
+		!strings.HasPrefix(none.String(), "no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1\nhint: install NVIDIA's driver") {
 		t.Errorf("no-driver text:\n%s", none.String())
 	}
 }
@@ -124,7 +126,7 @@ func TestWriteNFD(t *testing.T) {
 	}{
 		{
 			name: "nvml machine",
-			r:    Report{DriverVersion: "550.144.03", CUDADriverVersion: "12.4", MaxCUDA: "12.4", GPUs: []GPU{h100, h100}},
+			r:    Report{State: StateWorking, DriverVersion: "550.144.03", CUDADriverVersion: "12.4", MaxCUDA: "12.4", GPUs: []GPU{h100, h100}},
 			want: `nvidia.com/cuda.driver-version.full=550.144.03
 nvidia.com/cuda.driver-version.major=550
 nvidia.com/cuda.driver-version.minor=144
@@ -146,7 +148,7 @@ nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3
 		},
 		{
 			name: "two-component driver, table CUDA, no GPU",
-			r:    Report{DriverVersion: "580.142", MaxCUDA: "13.0"},
+			r:    Report{State: StateWorking, DriverVersion: "580.142", MaxCUDA: "13.0"},
 			want: `nvidia.com/cuda.driver-version.full=580.142
 nvidia.com/cuda.driver-version.major=580
 nvidia.com/cuda.driver-version.minor=142
@@ -163,15 +165,21 @@ nvidia.com/cuda.runtime.minor=0
 		},
 		{
 			name: "gpu without name or capability",
-			r:    Report{GPUs: []GPU{{Index: 0}}},
+			r:    Report{State: StateWorking, GPUs: []GPU{{Index: 0}}},
 			want: "nvidia.com/gpu.count=1\n",
 		},
 		{
 			name: "a GPU the driver does not list is not counted",
-			r:    Report{GPUs: []GPU{{Index: 0, Name: "Tesla T4"}, {Index: -1, Name: "GA102 [GeForce RTX 3090]"}}},
+			r:    Report{State: StateWorking, GPUs: []GPU{{Index: 0, Name: "Tesla T4"}, {Index: -1, Name: "GA102 [GeForce RTX 3090]"}}},
 			want: "nvidia.com/gpu.count=1\nnvidia.com/gpu.product=Tesla-T4\n",
 		},
 		{name: "nothing", r: Report{}, want: ""},
+		// Labels come only from a working driver: a kernel module with other libraries is no driver
+		// to schedule CUDA work on, whatever its version.
+		{name: "version mismatch", r: Report{State: StateMismatch, DriverVersion: "550.144.03", GPUs: []GPU{h100}}, want: ""},
+		{name: "module not loaded", r: Report{State: StateNotLoaded, UserSpaceVersion: "550.163.01", GPUs: []GPU{h100}}, want: ""},
+		{name: "wsl2 without a version", r: Report{State: StateWSL2}, want: ""},
+		{name: "pinned", r: Report{State: StatePinned, DriverVersion: "580.65.06"}, want: "nvidia.com/cuda.driver-version.full=580.65.06\nnvidia.com/cuda.driver-version.major=580\nnvidia.com/cuda.driver-version.minor=65\nnvidia.com/cuda.driver-version.revision=06\nnvidia.com/cuda.driver.major=580\nnvidia.com/cuda.driver.minor=65\nnvidia.com/cuda.driver.rev=06\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,7 +200,7 @@ func TestWriteNFDFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("stale=1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &Report{DriverVersion: "550.54.14", GPUs: []GPU{{Index: 0, Name: "Tesla T4", ComputeCapability: "7.5"}}}
+	r := &Report{State: StateWorking, DriverVersion: "550.54.14", GPUs: []GPU{{Index: 0, Name: "Tesla T4", ComputeCapability: "7.5"}}}
 	if err := WriteNFDFile(dir, r); err != nil {
 		t.Fatal(err)
 	}
@@ -249,21 +257,30 @@ func Test_archFamily(t *testing.T) {
 }
 
 func TestReport_Err(t *testing.T) {
-	if err := (&Report{}).Err(); err != ErrNoDriver || err.Error() != "pathfinder: no nvidia driver found" {
+	if err := (&Report{}).Err(); err != ErrNoDriver || err.Error() != "pathfinder: no working nvidia driver" {
 		t.Fatalf("Err() = %v", err)
 	}
-	for _, r := range []Report{{DriverVersion: "550.54.14"}, {L4TRelease: "36.4.3"}, {GPUs: []GPU{{}}}} {
-		if err := r.Err(); err != nil {
+	for _, r := range []Report{{State: StateWorking}, {State: StatePinned}, {State: StateWSL2, DriverVersion: "572.60"}, {State: StateTegra, L4TRelease: "36.4.3"}} {
+		if err := r.Err(); err != nil || !r.Working() {
 			t.Errorf("%+v: Err() = %v", r, err)
 		}
+	}
+	for _, r := range []Report{{State: StateMismatch, DriverVersion: "550.144.03", Summary: "s"}, {State: StateNotLoaded, GPUs: []GPU{{}}}, {State: StateWSL2}, {State: StateTegra}} {
+		if err := r.Err(); !errors.Is(err, ErrNoDriver) || r.Working() {
+			t.Errorf("%+v: Err() = %v", r, err)
+		}
+	}
+	r := Report{State: StateNoDriver, Summary: "no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1"}
+	if err := r.Err(); err.Error() != "pathfinder: no working nvidia driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1" {
+		t.Errorf("Err() = %v", err)
 	}
 }
 
 // ExampleProbe shows the intended use: probe, check, print.
 func ExampleProbe() {
-	r := Probe(context.Background(), Options{Root: "testdata/does-not-exist", Methods: []string{"sysfs", "procfs"}})
+	r := Probe(context.Background(), Options{Root: "testdata/does-not-exist"})
 	if err := r.Err(); err != nil {
 		_, _ = os.Stdout.WriteString(err.Error() + "\n")
 	}
-	// Output: pathfinder: no nvidia driver found
+	// Output: pathfinder: no working nvidia driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1
 }

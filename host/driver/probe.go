@@ -12,9 +12,11 @@ import (
 
 // Options configures Probe. The zero value probes this machine with every method.
 type Options struct {
-	// Root is prepended to every machine path the probe reads: /proc, /sys, /dev, /etc and the WSL
-	// library folder /usr/lib/wsl/lib. "" means "/". Libraries found by the dynamic loader and programs
-	// found on PATH are not under Root.
+	// Root is prepended to every machine path the probe reads: /proc, /sys, /dev, /etc, the WSL
+	// library folder /usr/lib/wsl/lib, and the dynamic loader's directories and cache where the
+	// driver's libraries are looked for (as the loader inside that tree would, without
+	// LD_LIBRARY_PATH). "" means "/". Any other Root is a captured machine: NVML, libcuda and
+	// nvidia-smi act on this one, so they do not run.
 	Root string
 	// Methods lists the methods to run, in order; nil runs MethodNames() in the default order and skips
 	// the slow ones (libcuda, nvidia-smi) once earlier methods answered every fact. An explicit list runs
@@ -28,6 +30,10 @@ type Options struct {
 	// Timeout bounds each method that can hang: NVML, the libcuda child process and each nvidia-smi run.
 	// 0 means 5 seconds.
 	Timeout time.Duration
+
+	// rootIsLive makes a test's fake Root stand for this machine, so that stub libraries and fake
+	// nvidia-smi scripts run where the Root's files would let the driver's own code run.
+	rootIsLive bool
 }
 
 const defaultTimeout = 5 * time.Second
@@ -45,6 +51,7 @@ const (
 	methodSysfs     = "sysfs"
 	methodProcfs    = "procfs"
 	methodPCI       = "pci"
+	methodUserSpace = "userspace"
 	methodNVML      = "nvml"
 	methodLibcuda   = "libcuda"
 	methodNvidiaSMI = "nvidia-smi"
@@ -65,6 +72,7 @@ var methods = []probeMethod{
 	{name: methodIoctl, run: probeIoctl},
 	{name: methodSysfs, run: probeSysfs},
 	{name: methodProcfs, run: probeProcfs},
+	{name: methodUserSpace, run: probeUserSpace},
 	{name: methodPCI, run: probePCI},
 	{name: methodNVML, run: probeNVML},
 	{name: methodLibcuda, run: probeLibcuda, slow: true},
@@ -90,6 +98,9 @@ type observation struct {
 	gpus          []gpuObs
 }
 
+// kernelSources are the methods that read the kernel module's own version.
+var kernelSources = []string{methodIoctl, methodSysfs, methodProcfs}
+
 // gpuObs is one GPU as one method saw it; empty strings are unknowns.
 type gpuObs struct {
 	index        int // -1 when the method has no index
@@ -99,13 +110,25 @@ type gpuObs struct {
 	uuid         string
 	cc           string
 	kernelDriver string
+	minor        int // the device node's minor number (/dev/nvidiaN), from /proc; -1 when unknown
 }
 
 type methodResult struct {
 	outcome Outcome
 	detail  string
 	obs     *observation
+	signal  driverSignal // what a failure of the driver's own code says about the driver
 }
+
+// driverSignal is what the driver's own code (NVML, libcuda, nvidia-smi) said when it failed.
+type driverSignal int
+
+const (
+	signalNone      driverSignal = iota
+	signalMismatch               // NVML_ERROR_LIB_RM_VERSION_MISMATCH, nvidia-smi exit 18, CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+	signalNoDriver               // the libraries cannot reach the kernel driver: NVML_ERROR_DRIVER_NOT_LOADED, nvidia-smi exit 9
+	signalNoLibrary              // nvidia-smi found no libnvidia-ml (exit 12)
+)
 
 func ok(detail string, obs *observation) methodResult {
 	return methodResult{outcome: OutcomeOK, detail: detail, obs: obs}
@@ -128,7 +151,12 @@ type prober struct {
 	lookPath  func(string) (string, error)
 	timeout   time.Duration
 	explicit  bool
+	live      bool // Root is this machine, so the driver's own code may run (where driverCodeBlocked allows)
 	platform  string
+	machine   machine
+	userSpace []DriverLibrary // the driver's libraries as the loader would find them; nil when not looked for
+	signals   map[string]driverSignal
+	answered  []string // the methods running the driver's own code that answered
 	obs       []observation
 	notes     []string
 }
@@ -137,10 +165,12 @@ type prober struct {
 // method's outcome, and Report.Err says whether anything was found.
 func Probe(ctx context.Context, opts Options) *Report {
 	start := time.Now()
-	p := &prober{ctx: ctx, root: opts.Root, lookupEnv: opts.LookupEnv, lookPath: opts.LookPath, timeout: opts.Timeout}
+	p := &prober{ctx: ctx, root: opts.Root, lookupEnv: opts.LookupEnv, lookPath: opts.LookPath, timeout: opts.Timeout, signals: map[string]driverSignal{}}
 	if p.root == "" {
 		p.root = "/"
 	}
+	p.root = filepath.Clean(p.root)
+	p.live = p.root == "/" || opts.rootIsLive
 	if p.lookupEnv == nil {
 		p.lookupEnv = os.LookupEnv
 	}
@@ -168,6 +198,12 @@ func Probe(ctx context.Context, opts Options) *Report {
 			res.obs.source = name
 			p.obs = append(p.obs, *res.obs)
 		}
+		if res.signal != signalNone {
+			p.signals[name] = res.signal
+		}
+		if res.outcome == OutcomeOK && slices.Contains(driverViews, name) {
+			p.answered = append(p.answered, name)
+		}
 	}
 	p.finish(r)
 	r.Duration = time.Since(start)
@@ -183,13 +219,13 @@ func (p *prober) run(name string) methodResult {
 		return skipped("probe cancelled: %v", err)
 	}
 	m := methods[i]
-	if m.slow && !p.explicit {
-		switch {
-		case p.platform == PlatformNoDriver || p.platform == PlatformContainerNoGPU:
-			return skipped("not run: without /dev/nvidiactl it cannot reach a driver (platform %s)", p.platform)
-		case p.merge().complete():
-			return skipped("not needed: earlier methods gave the driver and CUDA versions and every GPU's compute capability")
+	if slices.Contains(driverViews, m.name) {
+		if why := p.driverCodeBlocked(m.name == methodLibcuda); why != "" {
+			return skipped("not run: %s", why)
 		}
+	}
+	if m.slow && !p.explicit && p.merge().complete() {
+		return skipped("not needed: earlier methods gave the driver and CUDA versions and every GPU's compute capability")
 	}
 	return m.run(p)
 }

@@ -45,8 +45,13 @@ func TestProbe_procSamples(t *testing.T) {
 			if w.note != "" && !hasNote(r, w.note) {
 				t.Errorf("notes %q lack %q", r.Notes, w.note)
 			}
-			if err := r.Err(); err != nil {
-				t.Errorf("Err() = %v", err)
+			// The module is loaded and /dev/nvidiactl exists, but the root holds no libraries.
+			wantState := StateNoUserSpace
+			if w.platform == PlatformTegra {
+				wantState = StateTegra
+			}
+			if r.State != wantState {
+				t.Errorf("state %s (%s), want %s", r.State, r.Summary, wantState)
 			}
 			wantOutcome(t, r, methodIoctl, OutcomeFailed, "inappropriate ioctl")
 			wantOutcome(t, r, methodSysfs, OutcomeUnavailable)
@@ -99,19 +104,19 @@ func TestProbe_platform(t *testing.T) {
 		files    map[string]string
 		platform string
 		l4t      string
-		noDriver bool
+		state    string
 	}{
-		{name: "wsl2", files: map[string]string{"/dev/dxg": "", "/usr/lib/wsl/lib/libcuda.so.1": ""}, platform: PlatformWSL2, noDriver: true},
-		{name: "native", files: map[string]string{"/dev/nvidiactl": "", "/sys/module/nvidia/version": "550.54.14\n"}, platform: PlatformNative},
-		{name: "jetson release file", files: map[string]string{"/etc/nv_tegra_release": "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64\n"}, platform: PlatformTegra, l4t: "35.4.1"},
-		{name: "jetson nvgpu module", files: map[string]string{"/sys/module/nvgpu": "dir"}, platform: PlatformTegra, noDriver: true},
-		{name: "jetson proc line", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/tegra_jetson_l4t_34.1.1_line1only.txt")}, platform: PlatformTegra, l4t: "34.1.1"},
+		{name: "wsl2", files: map[string]string{"/dev/dxg": "", "/usr/lib/wsl/lib/libcuda.so.1": ""}, platform: PlatformWSL2, state: StateWSL2},
+		{name: "native", files: map[string]string{"/dev/nvidiactl": "", "/sys/module/nvidia/version": "550.54.14\n"}, platform: PlatformNative, state: StateNoUserSpace},
+		{name: "jetson release file", files: map[string]string{"/etc/nv_tegra_release": "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64\n"}, platform: PlatformTegra, l4t: "35.4.1", state: StateTegra},
+		{name: "jetson nvgpu module", files: map[string]string{"/sys/module/nvgpu": "dir"}, platform: PlatformTegra, state: StateTegra},
+		{name: "jetson proc line", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/tegra_jetson_l4t_34.1.1_line1only.txt")}, platform: PlatformTegra, l4t: "34.1.1", state: StateTegra},
 		{name: "jetpack 6 open driver", files: map[string]string{
 			"/etc/nv_tegra_release":       "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64\n",
 			"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  540.4.0  Release Build  (buildbrain@mobile-u64-6336-d8000)  Thu Jan 23 21:09:47 PST 2025\n",
-		}, platform: PlatformTegra, l4t: "36.4.3"},
-		{name: "container without devices", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/open_x86_64_550.144.03.txt")}, platform: PlatformContainerNoGPU},
-		{name: "nothing", files: map[string]string{"/dev/null": ""}, platform: PlatformNoDriver, noDriver: true},
+		}, platform: PlatformTegra, l4t: "36.4.3", state: StateTegra},
+		{name: "container without devices", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/open_x86_64_550.144.03.txt")}, platform: PlatformContainerNoGPU, state: StateNoDevices},
+		{name: "nothing", files: map[string]string{"/dev/null": ""}, platform: PlatformNoDriver, state: StateNoDriver},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,8 +125,8 @@ func TestProbe_platform(t *testing.T) {
 				t.Fatalf("platform %q l4t %q; want %q %q", r.Platform, r.L4TRelease, tc.platform, tc.l4t)
 			}
 			wantOutcome(t, r, methodPlatform, OutcomeOK, tc.platform)
-			if got := errors.Is(r.Err(), ErrNoDriver); got != tc.noDriver {
-				t.Fatalf("Err() = %v", r.Err())
+			if r.State != tc.state {
+				t.Fatalf("state %q (%s), want %q", r.State, r.Summary, tc.state)
 			}
 		})
 	}
@@ -164,8 +169,8 @@ func TestProbe_methodList(t *testing.T) {
 	}
 }
 
-// TestProbe_defaultsOnNoDriver runs the default method list on an empty machine: the slow methods
-// are skipped, NVML fails fast, and the answer is ErrNoDriver.
+// TestProbe_defaultsOnNoDriver runs the default method list on an empty captured machine: the
+// driver's own code is not run, and the answer is ErrNoDriver.
 func TestProbe_defaultsOnNoDriver(t *testing.T) {
 	r := Probe(context.Background(), Options{
 		Root:      fakeRoot(t, nil),
@@ -175,10 +180,20 @@ func TestProbe_defaultsOnNoDriver(t *testing.T) {
 	if len(r.Methods) != len(MethodNames()) || r.Methods[0].Name != methodPlatform {
 		t.Fatalf("methods %+v", r.Methods)
 	}
-	wantOutcome(t, r, methodLibcuda, OutcomeSkipped, "platform no-driver")
-	wantOutcome(t, r, methodNvidiaSMI, OutcomeSkipped, "platform no-driver")
+	wantOutcome(t, r, methodNVML, OutcomeSkipped, "captured machine")
+	wantOutcome(t, r, methodLibcuda, OutcomeSkipped, "captured machine")
+	wantOutcome(t, r, methodNvidiaSMI, OutcomeSkipped, "captured machine")
 	if !errors.Is(r.Err(), ErrNoDriver) || r.Platform != PlatformNoDriver {
 		t.Fatalf("Err() = %v, platform %s", r.Err(), r.Platform)
+	}
+}
+
+// TestProbe_noDriverNotLookedFor: without the userspace method, no-driver does not claim the
+// libraries are missing.
+func TestProbe_noDriverNotLookedFor(t *testing.T) {
+	r := probe(t, fakeRoot(t, nil), []string{methodSysfs}, nil)
+	if r.State != StateNoDriver || r.Summary != "no NVIDIA kernel module; the user-space driver was not looked for (the userspace method did not run)" {
+		t.Fatalf("%s: %s", r.State, r.Summary)
 	}
 }
 

@@ -2,11 +2,12 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
-// ErrNoDriver is what Report.Err returns when no method found an NVIDIA driver or GPU.
-var ErrNoDriver = errors.New("pathfinder: no nvidia driver found")
+// ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
+var ErrNoDriver = errors.New("pathfinder: no working nvidia driver")
 
 // Platform values of Report.Platform.
 const (
@@ -58,13 +59,25 @@ type GPU struct {
 // Report is what Probe found. Every fact names the method it came from; where methods disagree the
 // highest-authority one wins and Notes says so.
 type Report struct {
+	// State names the driver's state in one word (StateWorking, StateNotLoaded, …); Summary says it
+	// in one line with the versions, and Hint what to do about it ("" when nothing needs doing).
+	State   string `json:"state"`
+	Summary string `json:"summary"`
+	Hint    string `json:"hint,omitempty"`
+
 	Platform string `json:"platform"`
-	// DriverVersion is the kernel driver's version (on WSL2, the Windows driver's).
+	// DriverVersion is the kernel module's version (on WSL2, the Windows driver's).
 	DriverVersion       string `json:"driver_version,omitempty"`
 	DriverVersionSource string `json:"driver_version_source,omitempty"`
 	KernelModule        string `json:"kernel_module,omitempty"` // "open" or "proprietary", from /proc
 	// L4TRelease is set on Jetson, where /proc shows the L4T release instead of a driver version.
 	L4TRelease string `json:"l4t_release,omitempty"`
+	// UserSpaceVersion is the version of the driver's user-space libraries, read from the name of the
+	// file the dynamic loader would map (libnvidia-ml.so.1 → libnvidia-ml.so.550.163.01, else
+	// libcuda's), without loading it; UserSpace lists each library. Both are empty when the
+	// userspace method did not run.
+	UserSpaceVersion string          `json:"user_space_version,omitempty"`
+	UserSpace        []DriverLibrary `json:"user_space,omitempty"`
 	// CUDADriverVersion is the CUDA version the user-mode driver implements, e.g. "13.0".
 	CUDADriverVersion       string `json:"cuda_driver_version,omitempty"`
 	CUDADriverVersionSource string `json:"cuda_driver_version_source,omitempty"`
@@ -78,10 +91,14 @@ type Report struct {
 	Duration       time.Duration   `json:"duration_ns"`
 }
 
-// Err returns ErrNoDriver when no method found a driver, an L4T release or a GPU, and nil otherwise.
+// Err returns nil when the driver works (Working), and otherwise an error that wraps ErrNoDriver and
+// says the state.
 func (r *Report) Err() error {
-	if r.DriverVersion == "" && r.L4TRelease == "" && len(r.GPUs) == 0 {
+	if r.Working() {
+		return nil
+	}
+	if r.Summary == "" {
 		return ErrNoDriver
 	}
-	return nil
+	return fmt.Errorf("%w: %s", ErrNoDriver, r.Summary)
 }

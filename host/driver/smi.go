@@ -19,10 +19,13 @@ var smiQueryFields = []string{"driver_version", "compute_cap", "name", "pci.bus_
 // smiExitMeanings are nvidia-smi's exit codes (its man page; they mirror nvmlReturn_t).
 var smiExitMeanings = map[int]string{
 	2: "invalid argument", 3: "not supported", 4: "no permission", 6: "no GPU found",
-	8: "insufficient power", 9: "the NVIDIA driver is not loaded", 10: "kernel interrupt problem",
+	8: "insufficient power", 9: "cannot communicate with the NVIDIA driver", 10: "kernel interrupt problem",
 	12: "NVML library not found", 13: "a function is missing from the NVML library", 14: "corrupted infoROM",
 	15: "a GPU fell off the bus", 18: "driver/library version mismatch: reboot or reload the kernel module", 255: "other error",
 }
+
+// smiSignals are the exit codes that tell the driver's state.
+var smiSignals = map[int]driverSignal{9: signalNoDriver, 12: signalNoLibrary, 18: signalMismatch}
 
 // probeNvidiaSMI runs nvidia-smi: from PATH, then WSL2's copy. It is last because a subprocess is the
 // slowest method and the one most often missing or broken.
@@ -51,7 +54,9 @@ func probeNvidiaSMI(p *prober) methodResult {
 		if meaning == "" {
 			meaning = "unknown exit code"
 		}
-		return failed("pathfinder: %s exited %d (%s): %s", path, code, meaning, child.Clip(firstLine(out), 300))
+		res := failed("pathfinder: %s exited %d (%s): %s", path, code, meaning, child.Clip(firstLine(out), 300))
+		res.signal = smiSignals[code]
+		return res
 	}
 	rows, err := parseSMICSV(out, fields)
 	if err != nil {

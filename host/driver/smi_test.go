@@ -108,7 +108,7 @@ func TestProbe_nvidiaSMI(t *testing.T) {
 		},
 		{
 			name: "no driver, exit 9", fake: smiFake{query: sample(t, "nvidia_smi/failure_no_driver_stdout_exit9.txt"), queryExit: 9},
-			outcome: OutcomeFailed, detail: []string{"exited 9", "the NVIDIA driver is not loaded", "couldn't communicate with the NVIDIA driver"},
+			outcome: OutcomeFailed, detail: []string{"exited 9", "cannot communicate with the NVIDIA driver", "couldn't communicate with the NVIDIA driver"},
 		},
 		{
 			name: "old nvidia-smi without compute_cap, exit 2",
@@ -143,9 +143,9 @@ func TestProbe_nvidiaSMI(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			files := map[string]string{}
+			files := liveFiles(nil)
 			if tc.wsl {
-				files["/dev/dxg"] = ""
+				files = map[string]string{"/dev/dxg": ""}
 			}
 			root := fakeRoot(t, files)
 			var path string
@@ -155,7 +155,7 @@ func TestProbe_nvidiaSMI(t *testing.T) {
 				path = writeSMI(t, filepath.Join(t.TempDir(), "nvidia-smi"), tc.fake)
 			}
 			r := Probe(context.Background(), Options{
-				Root: root, Methods: []string{methodNvidiaSMI}, LookupEnv: env(tc.vars),
+				Root: root, Methods: []string{methodNvidiaSMI}, LookupEnv: env(tc.vars), rootIsLive: true,
 				LookPath: func(f string) (string, error) {
 					if tc.wsl || f != "nvidia-smi" {
 						return "", os.ErrNotExist
@@ -191,7 +191,7 @@ func TestProbe_nvidiaSMI_hangs(t *testing.T) {
 	path := writeSMI(t, filepath.Join(t.TempDir(), "nvidia-smi"), smiFake{hang: true})
 	start := time.Now()
 	r := Probe(context.Background(), Options{
-		Root: t.TempDir(), Methods: []string{methodNvidiaSMI}, LookupEnv: env(nil), Timeout: 200 * time.Millisecond,
+		Root: fakeRoot(t, liveFiles(nil)), rootIsLive: true, Methods: []string{methodNvidiaSMI}, LookupEnv: env(nil), Timeout: 200 * time.Millisecond,
 		LookPath: func(string) (string, error) { return path, nil },
 	})
 	wantOutcome(t, r, methodNvidiaSMI, OutcomeFailed, "did not finish within 200ms")
@@ -204,10 +204,11 @@ func TestProbe_nvidiaSMI_notFound(t *testing.T) {
 	dir := t.TempDir()
 	// Found through PATH by the default lookup, which ignores relative entries.
 	writeSMI(t, filepath.Join(dir, "nvidia-smi"), smiFake{query: h100Lines(t, "550.54.14")})
-	r := Probe(context.Background(), Options{Root: t.TempDir(), Methods: []string{methodNvidiaSMI}, LookupEnv: env(map[string]string{"PATH": "relative/bin:" + dir})})
+	live := fakeRoot(t, liveFiles(nil))
+	r := Probe(context.Background(), Options{Root: live, rootIsLive: true, Methods: []string{methodNvidiaSMI}, LookupEnv: env(map[string]string{"PATH": "relative/bin:" + dir})})
 	wantOutcome(t, r, methodNvidiaSMI, OutcomeOK, dir)
 
-	r = Probe(context.Background(), Options{Root: t.TempDir(), Methods: []string{methodNvidiaSMI}, LookupEnv: env(map[string]string{"PATH": "."})})
+	r = Probe(context.Background(), Options{Root: live, rootIsLive: true, Methods: []string{methodNvidiaSMI}, LookupEnv: env(map[string]string{"PATH": "."})})
 	wantOutcome(t, r, methodNvidiaSMI, OutcomeUnavailable, "neither on PATH nor at")
 }
 

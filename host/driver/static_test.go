@@ -2,10 +2,14 @@
 
 package driver
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func TestProbe_staticBuild(t *testing.T) {
-	r := probe(t, fakeRoot(t, nil), []string{methodNVML, methodLibcuda}, map[string]string{envNVMLLibrary: "/x", envCUDALibrary: "/y"})
+	r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), rootIsLive: true, Methods: []string{methodNVML, methodLibcuda},
+		LookupEnv: env(map[string]string{envNVMLLibrary: "/x", envCUDALibrary: "/y"})})
 	for _, m := range []string{methodNVML, methodLibcuda} {
 		wantOutcome(t, r, m, OutcomeUnavailable, "this build cannot load libraries (built with -tags pathfinder_static)")
 	}

@@ -1,6 +1,7 @@
 // Package child runs this program again as a child process, for work that must not happen in the
 // process that asks: loading a library runs its constructors, and cuInit breaks every fork made
-// after it. The child learns its role from RoleVar, does the work, prints one JSON object whose first
+// after it. The child learns its role from RoleVar in the initialisation of the package that serves
+// the role, before the program's main could run, does the work, prints one JSON object whose first
 // key is "pathfinder_child" (the protocol's magic string) and exits. What it prints and how long it
 // takes are bounded. Other programs run by pathfinder (nvidia-smi) share the output bound.
 package child
