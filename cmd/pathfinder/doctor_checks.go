@@ -330,12 +330,15 @@ func loadableHere(p string) bool {
 	return f.Class == elf.ELFCLASS64 && f.Machine == want
 }
 
-// The two inputs below are what the host is adding: the loader's predicted failure for a found
-// library, and the inputs a Finder ignored with the reason. Until then they report nothing, and
-// checkUnloadable and checkIgnoredInputs are tested over facts built by hand.
-// TODO(host API): wire hostLoadProblem to the Finder's prediction for lib (e.g. an error of the
-// host's own kind saying the loader would refuse it: a symbol version this glibc lacks), and
-// hostIgnoredInputs to the Finder's list of ignored inputs (e.g. a relative CUDA_PATH).
-func hostLoadProblem(f *host.Finder, lib *host.Library) string { return "" }
+// hostLoadProblem is what the host's loader model says would stop a load of lib: the same words
+// find warns with and explain shows.
+func hostLoadProblem(f *host.Finder, lib *host.Library) string { return lib.LoadProblem }
 
-func hostIgnoredInputs(f *host.Finder) []ignoredInput { return nil }
+// hostIgnoredInputs is every variable the Finder's searches pass over, with why.
+func hostIgnoredInputs(f *host.Finder) []ignoredInput {
+	var out []ignoredInput
+	for _, in := range f.IgnoredInputs() {
+		out = append(out, ignoredInput{in.Name, in.Value, in.Reason})
+	}
+	return out
+}

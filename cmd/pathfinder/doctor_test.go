@@ -235,25 +235,32 @@ func TestDoctor_hostInputs(t *testing.T) {
 	}
 }
 
-// TestDoctor_hostInputsEndToEnd is where the two host-fed diagnostics are held against real trees,
-// once the host says what the loader would refuse and which inputs it ignored.
+// TestDoctor_hostInputsEndToEnd holds the two host-fed diagnostics against real trees: a variable
+// the searches pass over (a relative CUDA_PATH), and a wheel's library the loader would refuse
+// (Debian's libnccl 2.22 needs GLIBC_2.38), both as the host tells them.
 func TestDoctor_hostInputsEndToEnd(t *testing.T) {
 	s := newDoctorSetup(t)
+	nccl := realnv.Get(t, "trixie/libnccl2").Path("usr/lib/x86_64-linux-gnu/libnccl.so.2")
+	if out, _ := exec.Command("ldd", "--version").Output(); !strings.HasSuffix(strings.SplitN(string(out), "\n", 2)[0], " 2.36") {
+		t.Skip("the golden output is glibc 2.36's (Debian 12, as CI): GLIBC_2.38 missing, 2.36 the newest")
+	}
 	t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 	t.Setenv("CUDA_PATH", "cuda-13.0") // relative: ignored
+	site := filepath.Join(s.base, "site")
+	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	realnv.Copy(t, nccl, filepath.Join(site, "nvidia/nccl/lib/libnccl.so.2"))
 	f, err := host.New(host.Options{ConfigFile: s.config})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if hostIgnoredInputs(f) == nil {
-		t.Skip("the host does not yet say which inputs it ignored (hostIgnoredInputs); nor what the loader would refuse (hostLoadProblem): " +
-			"then build a wheel whose library needs a newer GLIBC_ symbol version than this system's and golden doctor's output here")
+	if len(hostIgnoredInputs(f)) != 1 {
+		t.Fatalf("ignored inputs: %v", hostIgnoredInputs(f))
 	}
 	out, code := s.run(t)
 	golden(t, "doctor/ignored-input-end-to-end.txt", out)
-	if code != exitNotFound {
-		t.Fatalf("exit %d", code)
+	if code != exitNotFound || !strings.Contains(out, "GLIBC_2.38") || !strings.Contains(out, "CUDA_PATH") {
+		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
 
