@@ -15,9 +15,6 @@ import (
 )
 
 func main() {
-	if host.ChildMain() { // pathfinder's loader probe runs in a child of this program when configured so
-		return
-	}
 	if err := run(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "cudaversion:", err)
 		os.Exit(1)
