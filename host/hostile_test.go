@@ -1166,3 +1166,29 @@ func TestHostile_fifoInSitePackages(t *testing.T) {
 		t.Fatal("find blocked on the FIFO")
 	}
 }
+
+// TestHostile_fifoOnLoaderPath puts a FIFO named like the library in the first directory of
+// LD_LIBRARY_PATH: the system step's model of the loader must not wait on it (the loader itself
+// would), and goes on to the next directory. Through system_resolve a plugin reaches the same model.
+func TestHostile_fifoOnLoaderPath(t *testing.T) {
+	first := t.TempDir()
+	fifo := filepath.Join(first, "libcudart.so.13")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": first + ":" + filepath.Dir(want)}, "[search]\norder = [\"system\"]\n")
+	done := make(chan *Explanation, 1)
+	go func() { done <- f.Explain(bg, DynamicLib, "cudart") }()
+	select {
+	case ex := <-done:
+		if ex.Result == nil || ex.Result.Path != want {
+			t.Fatalf("want %s\n%s", want, dump(ex))
+		}
+	case <-time.After(time.Minute):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close() // let the blocked open end
+		}
+		t.Fatal("find blocked on the FIFO")
+	}
+}
