@@ -55,6 +55,7 @@ type bounded[T any] struct {
 }
 
 func (b *bounded[T]) UnmarshalJSON(data []byte) error {
+	b.n, b.list = 0, nil // a key given twice: the last one counts, as encoding/json has it
 	if string(data) == "null" {
 		return nil
 	}

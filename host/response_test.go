@@ -29,3 +29,37 @@ func Test_decodeResponse(t *testing.T) {
 		t.Errorf("%d candidates: %v", maxCandidates+1, err)
 	}
 }
+
+// FuzzDecodeResponse checks decodeResponse against encoding/json: the same verdict and, within the
+// bounds, the same candidates.
+func FuzzDecodeResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"candidates":[{"path":"/a","found_via":"x"},{"path":"/b"}],"tried":[{"path":"/c","reason":"no"}]}`,
+		`{"candidates":null,"tried":null}`, `{"candidates":{}}`, `{"Candidates":[{"Path":"/a"}]}`,
+		`{"candidates":[{"path":"/a"}],"candidates":[{"path":"/b"}]}`, `{"CAndidAtes":[{"pAth":"0"}],"CAndidAtes":[{}]}`, `{"candidates":[1]}`, `[]`, `{"error":"x\u001b"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want abi.Response
+		wantErr := json.Unmarshal(data, &want)
+		got, err := decodeResponse("s", data)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("decodeResponse: %v; encoding/json: %v", err, wantErr)
+		}
+		if err != nil || len(want.Candidates) > maxCandidates {
+			return
+		}
+		if len(got.Candidates) != len(want.Candidates) {
+			t.Fatalf("%d candidates; encoding/json: %d", len(got.Candidates), len(want.Candidates))
+		}
+		if strings.Count(strings.ToLower(string(data)), "candidates") > 1 {
+			return // a key given twice: encoding/json decodes the second into the first's elements
+		}
+		for i := range got.Candidates {
+			if got.Candidates[i] != want.Candidates[i] {
+				t.Fatalf("candidate %d: %+v; encoding/json: %+v", i, got.Candidates[i], want.Candidates[i])
+			}
+		}
+	})
+}
