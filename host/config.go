@@ -363,6 +363,9 @@ func (c *config) check() error {
 		if err := c.checkPluginFile(c.plugins[name]); err != nil {
 			return err
 		}
+		if err := c.checkGrants(c.plugins[name]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

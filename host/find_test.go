@@ -276,7 +276,7 @@ func TestGranted_validate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &granted{mounts: []grantedDir{{dir, root}}}
+	g := &granted{mounts: []grantedDir{{path: dir, root: root}}}
 	linux := abi.Platform{OS: "linux", Arch: "amd64"}
 	tests := []struct {
 		name, path, want string

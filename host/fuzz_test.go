@@ -69,7 +69,7 @@ func FuzzResponse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		g.mounts = append(g.mounts, grantedDir{dir, r})
+		g.mounts = append(g.mounts, grantedDir{path: dir, root: r})
 	}
 	realOf := map[string]string{}
 	for _, m := range g.mounts {

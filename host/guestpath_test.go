@@ -186,7 +186,7 @@ func TestGranted_check_windowsHost(t *testing.T) {
 	defer root.Close()
 	const nv = `C:\Program Files\NVIDIA`
 	rec := &observe.Recorder{}
-	g := &granted{mounts: []grantedDir{{nv, root}}, paths: windowsHost, rec: rec}
+	g := &granted{mounts: []grantedDir{{path: nv, root: root}}, paths: windowsHost, rec: rec}
 	e := &catalog.Entry{Kind: DynamicLib, Library: abi.Library{Name: "cudnn", WindowsDLLs: []string{"cudnn64_9.dll"}}}
 	plat := abi.Platform{OS: "windows", Arch: "amd64"}
 	tests := []struct {

@@ -12,12 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -46,6 +48,7 @@ type hostileCase struct {
 	step     string // the step's name in the config
 	memory   string
 	timeout  string
+	caps     []string
 	setup    func(t *testing.T, d hostileDirs)
 	options  func(d hostileDirs) map[string]string
 	failed   string // the step fails and its detail says this
@@ -76,6 +79,12 @@ func TestHostile_steps(t *testing.T) {
 			failed: `plugin "hostile-x": trapped while searching: wasm error: unreachable`},
 		{name: "trap in _initialize", plugin: "initialize-trap.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": trapped while instantiating`},
+		// Before: 10 s per library per run, whatever the timeout said.
+		{name: "infinite loop in _initialize", plugin: "initialize-loop.wasm", step: "hostile-x", timeout: "300ms", deadline: true,
+			failed: `plugin "hostile-x": timed out while instantiating`},
+		// Before: "canceled while searching", wazero's code for a canceled call.
+		{name: "proc_exit(-1)", plugin: "exit-minus-one.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": exited with code -1 while searching`},
 		{name: "infinite loop in go", step: "hostile-loop", timeout: "1s", deadline: true, // instantiating a Go module may take 300ms on a busy machine
 			failed: `plugin "hostile-loop": timed out while searching`},
 		{name: "infinite loop in search", plugin: "search-loop.wasm", step: "hostile-x", timeout: "300ms", deadline: true,
@@ -115,18 +124,35 @@ func TestHostile_steps(t *testing.T) {
 			failed: `plugin "hostile-x": response of 16777217 bytes is over the 16777216-byte limit`},
 		{name: "allocator outside memory", plugin: "alloc-out-of-bounds.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": allocator returned 0xffff0000, outside its memory`},
+		// Before: each candidate checked (and kept in the trace and the result cache): 10⁶ of them
+		// took 7.8 s, 590 MB and an 85 MB cache entry.
+		{name: "400,000 candidates", step: "hostile-many", memory: "512MiB",
+			options: func(hostileDirs) map[string]string { return map[string]string{"n": "400000"} },
+			failed:  `plugin "hostile-many": 400000 candidates, over the 1000 a step may propose: none checked`},
 		{name: "raw invalid utf-8 in the response", plugin: "invalid-utf8.wasm", step: "hostile-x",
 			refused: "outside every directory granted to the step", check: hostileValidUTF8},
-		{name: "log flood", step: "hostile-log", check: func(t *testing.T, _ hostileDirs, ex *Explanation) {
-			st := ex.Steps[0]
-			n := 0
-			for _, l := range st.Log {
-				n += len(l)
-			}
-			if st.Outcome != "nothing" || len(st.Log) < 10 || n > 3*(64<<10)+4096 {
-				t.Errorf("outcome %s, %d log lines, %d bytes: want nothing, the log capped at 64 KiB plus 64 KiB of each output stream", st.Outcome, len(st.Log), n)
-			}
-		}},
+		{name: "log flood", step: "hostile-log", check: hostileLogBounded},
+		// 356,000 lines in 2 s before the host's own lines about a plugin counted under its bound.
+		{name: "system_resolve in a loop", step: "hostile-resolve-flood", caps: []string{abi.CapabilitySystemResolve}, memory: "256MiB",
+			options: func(hostileDirs) map[string]string { return map[string]string{"n": "20000"} },
+			check:   hostileLogBounded},
+
+		// Text a terminal would act on.
+		{name: "a newline in a candidate's path", step: "hostile-candidates",
+			setup: func(t *testing.T, d hostileDirs) {
+				put(t, d.root, "a\n/opt/evil/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			},
+			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/a\n/opt/evil/libcudart.so.13"} }),
+			refused: `path contains a control character (a newline, an escape, a bidirectional override)`,
+			check:   hostilePrintable},
+		{name: "terminal escapes in everything it says", step: "hostile-text",
+			setup:   putLib(hostileRealLib),
+			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/lib/\x1b[2J/../libcudart.so.13"} }),
+			refused: "path contains a control character", check: hostilePrintable},
+		{name: "terminal escapes in its error", step: "hostile-error-text",
+			failed: `plugin "hostile-error-text": \x1b[2J\x1b[H\x1b]0;pwned\x07hidden\r\u202eevil\n→ /opt/evil`, check: hostilePrintable},
+		{name: "terminal escapes in its panic", step: "hostile-panic-text",
+			failed: `plugin "hostile-panic-text": trapped while searching: panic: \x1b[2J`, check: hostilePrintable},
 
 		// Candidates.
 		{name: "outside the granted roots", step: "hostile-candidates",
@@ -275,7 +301,7 @@ func TestHostile_steps(t *testing.T) {
 				"HOSTILE_ROOT":             d.root,
 				"HOSTILE_GRANTED":          "granted-ok",
 				"HOSTILE_SECRET":           "env-secret-91c2",
-			}, hostileConfig([]string{tc.step, "wheels"}, hostileStep{tc.step, source, tc.memory, timeout, opts}))
+			}, hostileConfig([]string{tc.step, "wheels"}, hostileStep{tc.step, source, tc.memory, timeout, opts, tc.caps}))
 
 			for call := 1; call <= 2; call++ {
 				ex := f.Explain(bg, DynamicLib, "cudart")
@@ -412,6 +438,52 @@ func TestHostile_modulesMatchSource(t *testing.T) {
 	}
 }
 
+// hostileLogBounded checks the step's log kept its bound, the host's lines about the plugin included,
+// and said what it dropped.
+func hostileLogBounded(t *testing.T, _ hostileDirs, ex *Explanation) {
+	st := ex.Steps[0]
+	n := 0
+	for _, l := range st.Log {
+		n += len(l)
+	}
+	if st.Outcome != "nothing" || len(st.Log) < 10 || len(st.Log) > 1001 || n > 64<<10+200 ||
+		!strings.Contains(st.Log[len(st.Log)-1], "more log lines dropped") {
+		t.Errorf("outcome %s, %d log lines, %d bytes, the last %q: want nothing, at most 1000 lines and 64 KiB, then what was dropped",
+			st.Outcome, len(st.Log), n, st.Log[len(st.Log)-1])
+	}
+}
+
+// hostilePrintable checks that nothing in the trace holds a character a terminal acts on: control
+// characters (newlines, carriage returns, escapes, bells) or bidirectional overrides.
+func hostilePrintable(t *testing.T, _ hostileDirs, ex *Explanation) {
+	check := func(what, s string) {
+		for _, r := range s {
+			if unicode.IsControl(r) || r == '\u202e' {
+				t.Errorf("%s holds %U: %q", what, r, s)
+				return
+			}
+		}
+	}
+	for _, st := range ex.Steps {
+		check("detail", st.Detail)
+		for _, l := range st.Log {
+			check("log", l)
+		}
+		for _, a := range st.Tried {
+			check("tried path", a.Path)
+			check("tried reason", a.Reason)
+		}
+		for _, c := range st.Candidates {
+			check("candidate path", c.Path)
+			check("found_via", c.FoundVia)
+			check("refusal", c.Refused)
+		}
+	}
+	if err := ex.Err; err != nil {
+		check("error", err.Error())
+	}
+}
+
 // hostileValidUTF8 checks nothing in the trace is invalid UTF-8.
 func hostileValidUTF8(t *testing.T, _ hostileDirs, ex *Explanation) {
 	for _, st := range ex.Steps {
@@ -509,6 +581,7 @@ func hostileCheckEnv(t *testing.T, d hostileDirs, ex *Explanation) {
 type hostileStep struct {
 	name, source, memory, timeout string
 	options                       map[string]string
+	caps                          []string
 }
 
 // hostileConfig writes a config whose search order is order, with the given plugin steps. Each step
@@ -524,6 +597,10 @@ func hostileConfig(order []string, steps ...hostileStep) string {
 		}
 		if s.timeout != "" {
 			fmt.Fprintf(&b, "timeout = %q\n", s.timeout)
+		}
+		if len(s.caps) > 0 {
+			c, _ := json.Marshal(s.caps)
+			fmt.Fprintf(&b, "capabilities = %s\n", c)
 		}
 		if len(s.options) > 0 {
 			fmt.Fprintf(&b, "[plugin.%s.options]\n", s.name)
@@ -692,7 +769,7 @@ func hostileELF(class elf.Class, machine elf.Machine, typ elf.Type) []byte {
 // hostileModule is a tiny hand-assembled plugin. Each export's body is raw wasm code ending in end
 // (0x0b), nil for an export the module lacks.
 type hostileModule struct {
-	imports    []string // "module.name" functions of type () -> ()
+	imports    []string // "module.name" functions of type () -> (), or "module.name(i32)" of (i32) -> ()
 	initialize []byte   // _initialize: () -> ()
 	version    []byte   // () -> i32
 	alloc      []byte   // (size i32) -> i32
@@ -704,9 +781,34 @@ type hostileModule struct {
 // Wasm code used in hostileModules.
 var (
 	hostileUnreachable = []byte{0x00, 0x0b}
+	hostileLoop        = []byte{0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b}             // loop br 0 end
 	hostileLoopI32     = []byte{0x03, 0x40, 0x0c, 0x00, 0x0b, 0x41, 0x00, 0x0b} // loop br 0 end; i32.const 0
 	hostileLoopI64     = []byte{0x03, 0x40, 0x0c, 0x00, 0x0b, 0x42, 0x00, 0x0b} // loop br 0 end; i64.const 0
+	hostileExitMinus1  = []byte{0x41, 0x7f, 0x10, 0x00, 0x42, 0x00, 0x0b}       // i32.const -1; call 0 (proc_exit); i64.const 0
 )
+
+// hostileSlowLoops is the size of slow-to-compile.wasm's loop nest: a quarter of a second to compile
+// here, several under -race; TestHostile_slowToCompile gives up well before.
+const hostileSlowLoops = 3000
+
+// hostileNestedLoops is a search body that wazero's compiler takes time quadratic in n to compile:
+// n nested loops and one br_table over all of them. (n = 10000, 50 KB: 3.6 s; 14000: 7 s.)
+func hostileNestedLoops(n int) []byte {
+	var b []byte
+	for range n {
+		b = append(b, 0x03, 0x40) // loop
+	}
+	b = append(b, 0x20, 0x00, 0x0e) // local.get 0; br_table
+	b = append(b, hostileULEB(uint32(n))...)
+	for i := range n {
+		b = append(b, hostileULEB(uint32(i))...)
+	}
+	b = append(b, 0x00) // the default label
+	for range n {
+		b = append(b, 0x0b) // end
+	}
+	return append(b, 0x42, 0x00, 0x0b) // i64.const 0; end
+}
 
 func hostileI32(v int32) []byte  { return append(append([]byte{0x41}, hostileSLEB(int64(v))...), 0x0b) }
 func hostileI64(v uint64) []byte { return append(append([]byte{0x42}, hostileSLEB(int64(v))...), 0x0b) }
@@ -739,6 +841,11 @@ func hostileModules() map[string][]byte {
 		"response-huge.wasm":          ok(func(m *hostileModule) { m.pages, m.search = 257, hostileI64(16<<20+1) }),
 		"alloc-out-of-bounds.wasm":    ok(func(m *hostileModule) { m.alloc = hostileI32(-0x10000) }),
 		"not-wasm.wasm":               []byte("this is not a wasm module\n"),
+		"initialize-loop.wasm":        ok(func(m *hostileModule) { m.initialize = hostileLoop }),
+		"exit-minus-one.wasm": ok(func(m *hostileModule) {
+			m.imports, m.search = []string{"wasi_snapshot_preview1.proc_exit(i32)"}, hostileExitMinus1
+		}),
+		"slow-to-compile.wasm": ok(func(m *hostileModule) { m.search = hostileNestedLoops(hostileSlowLoops) }),
 	}
 }
 
@@ -758,13 +865,22 @@ func (m hostileModule) encode() []byte {
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	name := func(s string) []byte { return cat(hostileULEB(uint32(len(s))), []byte(s)) }
 
-	// Types: 0 () -> (), 1 () -> i32, 2 (i32) -> i32, 3 (i32, i32) -> i64.
-	section(1, []byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}, []byte{0x60, 1, 0x7f, 1, 0x7f}, []byte{0x60, 2, 0x7f, 0x7f, 1, 0x7e})
+	// Types: 0 () -> (), 1 () -> i32, 2 (i32) -> i32, 3 (i32, i32) -> i64, and 4 (i32) -> () when an
+	// import needs it.
+	types := [][]byte{{0x60, 0, 0}, {0x60, 0, 1, 0x7f}, {0x60, 1, 0x7f, 1, 0x7f}, {0x60, 2, 0x7f, 0x7f, 1, 0x7e}}
 	var imports [][]byte
 	for _, im := range m.imports {
+		typ := byte(0)
+		if fn, ok := strings.CutSuffix(im, "(i32)"); ok {
+			im, typ = fn, 4
+			if len(types) == 4 {
+				types = append(types, []byte{0x60, 1, 0x7f, 0})
+			}
+		}
 		mod, fn, _ := strings.Cut(im, ".")
-		imports = append(imports, cat(name(mod), name(fn), []byte{0x00, 0x00}))
+		imports = append(imports, cat(name(mod), name(fn), []byte{0x00, typ}))
 	}
+	section(1, types...)
 	section(2, imports...)
 	var funcs, exports, code [][]byte
 	for _, f := range []struct {
@@ -813,5 +929,266 @@ func hostileSLEB(v int64) []byte {
 			return append(b, c)
 		}
 		b = append(b, c|0x80)
+	}
+}
+
+// TestHostile_slowToCompile gives the engine a module that takes far longer to compile than it
+// allows: the step fails saying so, the next step still finds the library, and no later search, in
+// this process or the next, compiles the module again.
+func TestHostile_slowToCompile(t *testing.T) {
+	base := t.TempDir()
+	newEngine := func() *wasm.Engine {
+		eng, err := wasm.NewEngine(filepath.Join(base, "wazero"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { eng.Close() })
+		// The builtin steps are compiled under the default bound, as in any process; then the bound
+		// drops below what slow-to-compile.wasm takes (a quarter of a second or more).
+		if _, err := eng.Load(bg, "builtin", builtin.StepsModule(), 64<<20); err != nil {
+			t.Fatal(err)
+		}
+		eng.CompileTimeout = 20 * time.Millisecond
+		return eng
+	}
+	site := t.TempDir()
+	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	root := t.TempDir()
+	config := hostileConfig([]string{"hostile-x", "wheels"}, hostileStep{name: "hostile-x", source: hostileCopy(t, "slow-to-compile.wasm"), timeout: "30s"})
+	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "HOSTILE_ROOT": root, "PATHFINDER_CACHE_DIR": base, "PATHFINDER_TEST_OWN_ENGINE": "1"}
+	search := func(eng *wasm.Engine, wantDetail string) {
+		t.Helper()
+		f := newFinder(t, env, config)
+		f.engineOnce.Do(func() { f.engine = eng })
+		ex := f.Explain(bg, DynamicLib, "cudart")
+		if ex.Err != nil || ex.Result == nil || ex.Result.Path != want || ex.Steps[0].Outcome != "failed" || !strings.Contains(ex.Steps[0].Detail, wantDetail) {
+			t.Fatalf("%v; want the hostile step failed saying %q, then %s from wheels\n%s", ex.Err, wantDetail, want, dump(ex))
+		}
+		t.Log(ex.Steps[0].Detail)
+	}
+	const refused = `plugin "hostile-x": refused: compiling it took over 20ms (a module this costly to compile is never run) (remembered in `
+	first := newEngine()
+	search(first, refused)
+	search(first, refused) // this process remembers
+	second := newEngine()
+	// The next process does not try again, however long it would wait: compiling would succeed
+	// within an hour, and the step would not fail.
+	second.CompileTimeout = time.Hour
+	search(second, refused)
+}
+
+// TestHostile_hugeModule gives a plugin file larger than any module may be: it is refused without
+// being read.
+func TestHostile_hugeModule(t *testing.T) {
+	site := t.TempDir()
+	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	huge := filepath.Join(t.TempDir(), "huge.wasm")
+	if err := os.WriteFile(huge, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, wasm.MaxModuleBytes+1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "HOSTILE_ROOT": t.TempDir()},
+		hostileConfig([]string{"hostile-x", "wheels"}, hostileStep{name: "hostile-x", source: huge}))
+	ex := f.Explain(bg, DynamicLib, "cudart")
+	wantDetail := fmt.Sprintf("%s: %d bytes, over the %d-byte limit on a module", huge, wasm.MaxModuleBytes+1, wasm.MaxModuleBytes)
+	if ex.Result == nil || ex.Result.Path != want || !strings.Contains(ex.Steps[0].Detail, wantDetail) {
+		t.Fatalf("want the hostile step failed saying %q, then %s\n%s", wantDetail, want, dump(ex))
+	}
+}
+
+// TestHostile_foundVia has a plugin claim another origin for what it found. What the host reports
+// is the label of the granted directory the candidate lies in.
+func TestHostile_foundVia(t *testing.T) {
+	goPlugin := hostileGoPlugin(t)
+	root, literal := t.TempDir(), t.TempDir()
+	viaVar := put(t, root, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	viaConfig := put(t, literal, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	for path, want := range map[string]string{
+		viaVar:    "HOSTILE_ROOT",       // a directory a variable names: the variable
+		viaConfig: "hostile-candidates", // a directory the config names: the step
+	} {
+		lie := map[string]string{"via": "was-already-loaded-from-elsewhere", "paths": hostileQuote(path)}
+		config := hostileConfig([]string{"hostile-candidates"}, hostileStep{name: "hostile-candidates", source: goPlugin, timeout: "30s", options: lie})
+		config = strings.Replace(config, `read = ["$HOSTILE_ROOT"]`, fmt.Sprintf(`read = ["$HOSTILE_ROOT", %q]`, literal), 1)
+		f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, config)
+		lib, err := f.Find(bg, "cudart")
+		if err != nil || lib.Path != path || lib.FoundVia != want {
+			t.Errorf("%+v, %v; want %s found via %s", lib, err, path, want)
+		}
+	}
+	for label, role := range map[string]string{"site-packages": abi.RoleSitePackages, "conda": "env:CONDA_PREFIX", "system-ctk-root": roleCanaryRoot,
+		"ProgramFiles": "env:ProgramW6432", "CUDA_HOME": "env:CUDA_HOME", "mine": ""} {
+		if got := rootLabel(role, "mine"); got != label {
+			t.Errorf("rootLabel(%q) = %q, want %q", role, got, label)
+		}
+	}
+}
+
+// TestHostile_resolveFlood has a plugin granted system_resolve ask for thousands of libraries that do
+// not exist: the log keeps its bound (TestHostile_steps), and the host remembers none of the names.
+func TestHostile_resolveFlood(t *testing.T) {
+	goPlugin := hostileGoPlugin(t)
+	f := newFinder(t, testEnv{"HOSTILE_ROOT": t.TempDir()}, hostileConfig([]string{"hostile-resolve-flood"},
+		hostileStep{name: "hostile-resolve-flood", source: goPlugin, timeout: "30s", memory: "256MiB", caps: []string{abi.CapabilitySystemResolve}, options: map[string]string{"n": "5000"}}))
+	ex := f.Explain(bg, DynamicLib, "cudart")
+	hostileLogBounded(t, hostileDirs{}, ex)
+	n := 0
+	f.resolved.Range(func(any, any) bool { n++; return true })
+	if n > 10 {
+		t.Errorf("the host remembers %d answers of system_resolve; want only those for the catalog's libraries", n)
+	}
+}
+
+// TestHostile_describeText lists a plugin whose description holds terminal escapes: what `pathfinder
+// plugins` prints of it is escaped.
+func TestHostile_describeText(t *testing.T) {
+	goPlugin := hostileGoPlugin(t)
+	f := newFinder(t, testEnv{"HOSTILE_ROOT": t.TempDir()}, hostileConfig([]string{"hostile-panic", "wheels"}, hostileStep{name: "hostile-panic", source: goPlugin, timeout: "30s"}))
+	for _, p := range f.Plugins(bg) {
+		if p.Name != "hostile-panic" {
+			continue
+		}
+		if p.Version != `1.0\x1b[2J\u202e` {
+			t.Errorf("version %q; want it escaped", p.Version)
+		}
+		return
+	}
+	t.Fatal("hostile-panic not listed")
+}
+
+// TestHostile_overBroadGrants grants the whole file system, through the config and through a
+// variable. Before, `read = ["/"]` passed `config check`, let the plugin read /proc/self/environ, and
+// every candidate was "outside every directory granted" (the prefix check wanted "//").
+func TestHostile_overBroadGrants(t *testing.T) {
+	for _, r := range []string{"/", "/proc/self", "/sys/kernel", "/dev"} {
+		config := fmt.Sprintf("[plugin.wide]\nsource = \"builtin:wheels\"\nread = [%q]\n", r)
+		want := fmt.Sprintf(`plugin.wide.read: %q: `, r)
+		if _, err := New(Options{ConfigFile: put(t, t.TempDir(), "p.toml", []byte(config)), SystemConfigDir: t.TempDir(), Getenv: testEnv{}.get}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("read = [%q]: %v; want an error containing %q", r, err, want)
+		}
+	}
+	goPlugin := hostileGoPlugin(t)
+	site := t.TempDir()
+	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	link := filepath.Join(t.TempDir(), "everything")
+	os.Symlink("/", link)
+	for _, dir := range []string{"/", link} {
+		f := newFinder(t, testEnv{"HOSTILE_ROOT": dir, "PATHFINDER_SITE_PACKAGES": site}, hostileConfig([]string{"hostile-read", "wheels"},
+			hostileStep{name: "hostile-read", source: goPlugin, timeout: "30s", options: map[string]string{"paths": hostileQuote("/proc/self/environ", "/etc/passwd")}}))
+		ex := f.Explain(bg, DynamicLib, "cudart")
+		st := ex.Steps[0]
+		if ex.Result == nil || ex.Result.Path != want || len(st.Candidates) != 0 || !slices.ContainsFunc(st.Log, func(l string) bool {
+			return strings.Contains(l, "not granted "+dir+" (env:HOSTILE_ROOT): the whole file system is never granted")
+		}) {
+			t.Errorf("HOSTILE_ROOT=%s: want the grant refused, nothing read, and %s from wheels\n%s", dir, want, dump(ex))
+		}
+	}
+	// A directory granted whole holds every path below it.
+	r, err := os.OpenRoot("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	g := &granted{mounts: []grantedDir{{path: "/", root: r}, {path: "/usr/lib", root: r}}}
+	for p, want := range map[string]int{"/etc/x": 0, "/usr/lib/x": 1, "/usr/lib": 0, "/usr/libx": 0, "/": -1, "relative": -1} {
+		if _, i := g.mountOf(p); i != want {
+			t.Errorf("mountOf(%q) = %d, want %d", p, i, want)
+		}
+	}
+}
+
+// TestHostile_deepCandidates proposes the most candidates a step may, each a path 1,900 directories
+// deep: checking one walks every directory, so checking them all takes seconds. The checks are part
+// of the step's cost: what is left when its timeout has passed is not checked. Before, 1,000 such
+// candidates took 3.5 s against a 1 s timeout. The plugin is a tiny module that answers from its data
+// in microseconds, so that the timeout is the checks' alone.
+func TestHostile_deepCandidates(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, strings.Repeat("d/", 1900))
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cands := make([]abi.Candidate, maxCandidates)
+	for i := range cands {
+		cands[i].Path = filepath.Join(deep, "libcudart.so.13")
+	}
+	resp, _ := json.Marshal(abi.Response{Candidates: cands})
+	m := hostileModule{version: hostileI32(abi.Version), alloc: hostileI32(int32(len(resp))), search: hostileI64(uint64(len(resp))),
+		pages: uint32(len(resp)/65536 + 2), data: resp}
+	src := put(t, t.TempDir(), "deep.wasm", m.encode())
+	os.Chmod(src, 0o644)
+	const timeout = 300 * time.Millisecond // checking all of them takes about 3 s here, more under -race
+	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, hostileConfig([]string{"hostile-x"}, hostileStep{name: "hostile-x", source: src, timeout: timeout.String()}))
+	ex := f.Explain(bg, DynamicLib, "cudart")
+	st := ex.Steps[0]
+	checked, unchecked := 0, 0
+	for _, c := range st.Candidates {
+		switch {
+		case strings.HasPrefix(c.Refused, "cannot stat inside "):
+			checked++
+		case c.Refused == "not checked: the step's timeout had passed":
+			unchecked++
+		default:
+			t.Fatalf("candidate refused as %q\n%s", c.Refused, dump(ex))
+		}
+	}
+	t.Logf("%d checked, %d not, in %v", checked, unchecked, st.Duration)
+	if checked+unchecked != maxCandidates || unchecked == 0 {
+		t.Fatalf("%d checked, %d not checked, in %v; want the checks stopped at the %v timeout\n%s", checked, unchecked, st.Duration, timeout, st.Detail)
+	}
+}
+
+// TestHostile_fifoInSitePackages puts a FIFO named like the library where the builtin wheels step
+// looks first: before, find hung for ever in the step's open (a host call no deadline interrupts).
+// Now the step goes on to the next layout.
+func TestHostile_fifoInSitePackages(t *testing.T) {
+	site := t.TempDir()
+	fifo := filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13")
+	os.MkdirAll(filepath.Dir(fifo), 0o755)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := put(t, site, "nvidia/cuda_runtime/lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "[search]\norder = [\"wheels\"]\n")
+	done := make(chan *Explanation, 1)
+	go func() { done <- f.Explain(bg, DynamicLib, "cudart") }()
+	select {
+	case ex := <-done:
+		if ex.Result == nil || ex.Result.Path != want {
+			t.Fatalf("want %s\n%s", want, dump(ex))
+		}
+	case <-time.After(time.Minute):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close() // let the blocked open end
+		}
+		t.Fatal("find blocked on the FIFO")
+	}
+}
+
+// TestHostile_fifoOnLoaderPath puts a FIFO named like the library in the first directory of
+// LD_LIBRARY_PATH: the system step's model of the loader must not wait on it (the loader itself
+// would), and goes on to the next directory. Through system_resolve a plugin reaches the same model.
+func TestHostile_fifoOnLoaderPath(t *testing.T) {
+	first := t.TempDir()
+	fifo := filepath.Join(first, "libcudart.so.13")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": first + ":" + filepath.Dir(want)}, "[search]\norder = [\"system\"]\n")
+	done := make(chan *Explanation, 1)
+	go func() { done <- f.Explain(bg, DynamicLib, "cudart") }()
+	select {
+	case ex := <-done:
+		if ex.Result == nil || ex.Result.Path != want {
+			t.Fatalf("want %s\n%s", want, dump(ex))
+		}
+	case <-time.After(time.Minute):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close() // let the blocked open end
+		}
+		t.Fatal("find blocked on the FIFO")
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +19,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
 
 // PluginInfo is a configured plugin step: where it comes from, what it is, and what it is granted.
@@ -111,12 +114,25 @@ func (f *Finder) pluginInfo(ctx context.Context, p *pluginConfig) PluginInfo {
 	return info
 }
 
-// pluginCode reads a plugin's module: the builtin steps module, or the source file.
+// pluginCode reads a plugin's module: the builtin steps module, or the source file, which must be a
+// regular file (a FIFO would block the read) no larger than a module may be.
 func pluginCode(p *pluginConfig) ([]byte, error) {
 	if strings.HasPrefix(p.source, "builtin:") {
 		return builtin.StepsModule(), nil
 	}
-	b, err := os.ReadFile(p.source)
+	f, fi, err := observe.Open(p.source)
+	if err == nil && fi.IsDir() {
+		f.Close()
+		err = errors.New("a directory")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p.source, unwrapPath(err))
+	}
+	defer f.Close()
+	if fi.Size() > wasm.MaxModuleBytes {
+		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit on a module", p.source, fi.Size(), wasm.MaxModuleBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, wasm.MaxModuleBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", p.source, unwrapPath(err))
 	}
@@ -224,7 +240,11 @@ func (c *config) usedInNote(name string) string {
 
 // checkPluginFile refuses, when the config is read, a plugin file that is missing or not a regular
 // file, and one that others than its owner may write or replace, unless the config says
-// allow_writable = true: whoever can write it can run code in every process that searches.
+// allow_writable = true: whoever can write it can run code in every process that searches. A file
+// that is not pinned by its hash must be out of every other user's reach (cachefile.Untrusted: it,
+// every directory above it and every symlink on the way is this user's or root's, and none is
+// writable by others), as ssh wants of a key file; a pinned one is checked by its hash each time it
+// is loaded instead, so a swapped file is refused there.
 func (c *config) checkPluginFile(p *pluginConfig) error {
 	if strings.HasPrefix(p.source, "builtin:") {
 		return nil
@@ -242,14 +262,27 @@ func (c *config) checkPluginFile(p *pluginConfig) error {
 		return fmt.Errorf("pathfinder: %s: plugin %q: %s is writable by others than its owner (mode %04o): refused; run chmod go-w on it, or set allow_writable = true in [plugin.%s]%s",
 			where, p.name, p.source, fi.Mode().Perm(), p.name, used)
 	}
-	real, err := filepath.EvalSymlinks(p.source)
-	if err != nil {
-		return fmt.Errorf("pathfinder: %s: plugin %q: %s: %v", where, p.name, p.source, unwrapPath(err))
+	if p.sha256 != "" {
+		return nil
 	}
-	dir := filepath.Dir(real)
-	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o022 != 0 && di.Mode()&os.ModeSticky == 0 {
-		return fmt.Errorf("pathfinder: %s: plugin %q: its directory %s is writable by others than its owner (mode %04o), so anyone there can replace it: refused; run chmod go-w on it, or set allow_writable = true in [plugin.%s]%s",
-			where, p.name, dir, di.Mode().Perm(), p.name, used)
+	if why := cachefile.Untrusted(p.source); why != "" {
+		return fmt.Errorf("pathfinder: %s: plugin %q: %s: %s, so another user could replace it: refused; pin it with sha256, keep it where only you or root can write, or set allow_writable = true in [plugin.%s]%s",
+			where, p.name, p.source, why, p.name, used)
+	}
+	return nil
+}
+
+// checkGrants refuses a read grant that names the whole file system or the kernel's files
+// (overBroad): the plugin would read every secret the process can, and no library is there. A
+// grant through a variable or @token is judged when it is resolved, for each search.
+func (c *config) checkGrants(p *pluginConfig) error {
+	for _, r := range p.read {
+		if strings.HasPrefix(r, "$") || strings.HasPrefix(r, "@") {
+			continue
+		}
+		if why := overBroad(hostPaths, r); why != "" {
+			return fmt.Errorf("pathfinder: %s: plugin.%s.read: %q: %s", c.where("plugin."+p.name+".read"), p.name, r, why)
+		}
 	}
 	return nil
 }

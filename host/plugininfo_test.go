@@ -58,7 +58,52 @@ func TestPluginFile_Errors(t *testing.T) {
 				os.Chmod(filepath.Join(dir, "d/site.wasm"), 0o644)
 				os.Chmod(filepath.Join(dir, "d"), 0o777)
 			},
-			`its directory $DIR/d is writable by others than its owner (mode 0777)`},
+			`$DIR/d/site.wasm: directory $DIR/d is writable by others than its owner (mode 0777), so another user could replace it: refused`},
+		{"reached through a symlink in a directory others can write",
+			"[plugin.site]\nsource = \"w/site.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "private/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "private/site.wasm"), 0o644)
+				os.Mkdir(filepath.Join(dir, "w"), 0o777)
+				os.Chmod(filepath.Join(dir, "w"), 0o777)
+				os.Symlink("../private/site.wasm", filepath.Join(dir, "w/site.wasm"))
+			},
+			`directory $DIR/w is writable by others than its owner (mode 0777), so another user could replace it: refused`},
+		{"below an ancestor others can write",
+			"[plugin.site]\nsource = \"a/b/site.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "a/b/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "a/b/site.wasm"), 0o644)
+				os.Chmod(filepath.Join(dir, "a"), 0o777)
+			},
+			`directory $DIR/a is writable by others than its owner (mode 0777), so another user could replace it: refused`},
+		{"a symlink to a file below an ancestor others can write",
+			"[plugin.site]\nsource = \"link.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "a/b/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "a/b/site.wasm"), 0o644)
+				os.Chmod(filepath.Join(dir, "a"), 0o770) // writable by its group
+				os.Symlink(filepath.Join(dir, "a/b/site.wasm"), filepath.Join(dir, "link.wasm"))
+			},
+			`directory $DIR/a is writable by others than its owner (mode 0770)`},
+		{"in a directory another user owns",
+			"[plugin.site]\nsource = \"theirs/site.wasm\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "theirs/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "theirs/site.wasm"), 0o644)
+				if err := os.Chown(filepath.Join(dir, "theirs"), 65534, 65534); err != nil {
+					t.Skipf("needs root to give a directory to nobody: %v", err)
+				}
+			},
+			`$DIR/theirs is owned by uid 65534, neither this user nor root, so another user could replace it: refused`},
+		{"in a directory others can write, pinned: its hash is checked on every load instead",
+			"[plugin.site]\nsource = \"d/site.wasm\"\nsha256 = \"" + sum(module) + "\"\n",
+			func(t *testing.T, dir string) {
+				put(t, dir, "d/site.wasm", module)
+				os.Chmod(filepath.Join(dir, "d/site.wasm"), 0o644)
+				os.Chmod(filepath.Join(dir, "d"), 0o777)
+			},
+			""},
 		{"a sticky directory others can write is fine (as /tmp)",
 			"[plugin.site]\nsource = \"d/site.wasm\"\n",
 			func(t *testing.T, dir string) {

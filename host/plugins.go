@@ -12,12 +12,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
@@ -43,10 +44,8 @@ func (f *Finder) module(ctx context.Context, p *pluginConfig, rec *observe.Recor
 	if err != nil {
 		return nil, "", err
 	}
-	var code []byte
-	if isBuiltin {
-		code = builtin.StepsModule()
-	} else if code, err = os.ReadFile(p.source); err != nil {
+	code, err := pluginCode(p)
+	if err != nil {
 		return nil, "", fmt.Errorf("pathfinder: plugin %q: %w", p.name, err)
 	}
 	if p.sha256 != "" {
@@ -94,11 +93,15 @@ type granted struct {
 	notes  []string
 	rec    *observe.Recorder // what validation looks at is recorded here too
 	paths  guestpath.Map     // the host's path mapping (the zero value: a Unix host's identity)
+	// deadline is the step's: the plugin's timeout from when the grants were made. Checking the
+	// candidates is part of the step's cost, so a candidate met after it is not checked.
+	deadline time.Time
 }
 
 type grantedDir struct {
-	path string // the host path
-	root *os.Root
+	path  string // the host path
+	root  *os.Root
+	label string // found_via of what lies in it: foundVia
 }
 
 // grant resolves plugin p's env and read grants for library e, recording what it looks at in rec.
@@ -110,14 +113,14 @@ func (f *Finder) grant(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder)
 // parameters: tests run a Windows host's mapping over fake trees on any host.
 func (f *Finder) grantWith(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder, paths guestpath.Map, openRoot func(string, *observe.Recorder) (*os.Root, error)) (*granted, error) {
 	getenv := rec.Getenv(f.opts.getenv)
-	g := &granted{wasm: wasm.Grants{Env: map[string]string{}, Record: rec}, rec: rec, paths: paths}
+	g := &granted{wasm: wasm.Grants{Env: map[string]string{}, Record: rec}, rec: rec, paths: paths, deadline: time.Now().Add(p.timeout)}
 	for _, name := range expand(p.env, e) {
 		if v := getenv(name); v != "" {
 			// A value holding an absolute host path is given in the guest's form (the same as the
 			// host's on Unix): the plugin joins and checks it as it would a Unix path.
 			gv, err := paths.EnvToGuest(v)
 			if err != nil {
-				g.notes = append(g.notes, fmt.Sprintf("not granted $%s: %v", name, err))
+				g.note(fmt.Sprintf("not granted $%s: %v", name, err))
 				continue
 			}
 			g.wasm.Env[name] = gv
@@ -135,19 +138,23 @@ func (f *Finder) grantWith(p *pluginConfig, e *catalog.Entry, rec *observe.Recor
 			dir, err = paths.ToHost(guest)
 		}
 		if err != nil {
-			g.notes = append(g.notes, fmt.Sprintf("not granted (%s): %v", role, err))
+			g.note(fmt.Sprintf("not granted (%s): %v", role, err))
 			return
 		}
 		if slices.ContainsFunc(g.mounts, func(m grantedDir) bool { return m.path == dir }) {
 			g.roots = append(g.roots, abi.Root{Path: guest, Role: role})
 			return
 		}
-		root, err := openRoot(dir, rec)
-		if err != nil {
-			g.notes = append(g.notes, fmt.Sprintf("not granted %s (%s): %v", dir, role, err))
+		if why := overBroad(paths, dir); why != "" {
+			g.note(fmt.Sprintf("not granted %s (%s): %s", dir, role, why))
 			return
 		}
-		g.mounts = append(g.mounts, grantedDir{dir, root})
+		root, err := openRoot(dir, rec)
+		if err != nil {
+			g.note(fmt.Sprintf("not granted %s (%s): %v", dir, role, err))
+			return
+		}
+		g.mounts = append(g.mounts, grantedDir{dir, root, rootLabel(role, p.name)})
 		g.wasm.Mounts = append(g.wasm.Mounts, wasm.Mount{Path: dir, Guest: guest, Root: root})
 		g.roots = append(g.roots, abi.Root{Path: guest, Role: role})
 	}
@@ -166,14 +173,14 @@ func (f *Finder) grantWith(p *pluginConfig, e *catalog.Entry, rec *observe.Recor
 			for _, c := range e.CanaryAnchors {
 				p, note, err := f.systemResolve(c, rec)
 				if note != "" {
-					g.notes = append(g.notes, note)
+					g.note(note)
 				}
 				if err != nil {
-					g.notes = append(g.notes, fmt.Sprintf("canary %q: %v", c, err))
+					g.note(fmt.Sprintf("canary %q: %v", c, err))
 					continue
 				}
 				if root, ok := hostToolkitRoot(paths, p); ok {
-					add(root, "canary-root")
+					add(root, roleCanaryRoot)
 				}
 			}
 		case r == grantSitePackages:
@@ -191,6 +198,72 @@ func (f *Finder) grantWith(p *pluginConfig, e *catalog.Entry, rec *observe.Recor
 		}
 	}
 	return g, nil
+}
+
+// roleCanaryRoot marks a toolkit root derived from where the loader finds a canary library.
+const roleCanaryRoot = "canary-root"
+
+// note adds a line about the grants to the step's log, escaped: it may hold a directory's name.
+func (g *granted) note(line string) { g.notes = append(g.notes, wasm.Printable(line)) }
+
+// rootLabel is the found_via label of what lies in a directory granted in role to the step named
+// step: cuda.pathfinder's label for the built-in roles, the variable's name for a directory a
+// variable names, the step's name for a directory the config names.
+func rootLabel(role, step string) string {
+	switch role {
+	case abi.RoleSitePackages:
+		return "site-packages"
+	case roleCanaryRoot:
+		return "system-ctk-root"
+	case "env:CONDA_PREFIX":
+		return "conda"
+	case "env:ProgramW6432", "env:ProgramFiles":
+		return "ProgramFiles"
+	}
+	if v, ok := strings.CutPrefix(role, "env:"); ok {
+		return v
+	}
+	return step
+}
+
+// foundVia is the found_via of the candidate p (a guest path) of the step named step: the label of
+// the granted directory it lies in, whatever the plugin said, so that no plugin can claim another
+// origin ("was-already-loaded-from-elsewhere"); the step's name for a path outside them all.
+func (g *granted) foundVia(p, step string) string {
+	if _, i := g.mountOf(p); i >= 0 {
+		return g.mounts[i].label
+	}
+	return step
+}
+
+// tracePath is how the candidate p (a guest path) is shown: in host form, escaped. What is checked
+// and loaded is p itself, never this.
+func (g *granted) tracePath(p string) string {
+	if h, err := g.paths.ToHost(p); err == nil {
+		p = h
+	}
+	return wasm.Printable(p)
+}
+
+// overBroad says why the directory dir (host form) is not a directory a plugin may be granted: the
+// whole file system, a whole Windows volume, or the kernel's and devices' files (/proc, /sys, /dev:
+// the process's environment and memory are there). A symlink to one of them is judged by where it
+// leads. "" for any other.
+func overBroad(paths guestpath.Map, dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if g, err := paths.ToGuest(dir); err == nil && (g == "/" || guestpath.IsVolumeRoot(g)) {
+		return "the whole file system is never granted: grant the directories the plugin searches"
+	}
+	if !paths.Windows() {
+		for _, sys := range []string{"/proc", "/sys", "/dev"} {
+			if dir == sys || strings.HasPrefix(dir, sys+"/") {
+				return sys + " is never granted: it holds the process's and the kernel's state, not libraries"
+			}
+		}
+	}
+	return ""
 }
 
 func expand(list []string, e *catalog.Entry) []string {
@@ -253,7 +326,7 @@ func (g *granted) mountOf(p string) (string, int) {
 	for i := range g.mounts {
 		m := &g.mounts[i]
 		gm := g.guestOf(m)
-		if gm != "" && strings.HasPrefix(p, gm+"/") && len(gm) > best {
+		if gm != "" && strictlyUnder(p, gm) && len(gm) > best {
 			root, at, best = m.path, i, len(gm)
 		}
 	}
@@ -274,6 +347,23 @@ func (c *candidate) close() {
 	}
 }
 
+// strictlyUnder reports whether the clean guest path p lies inside the directory dir, not at it:
+// "/" holds every other absolute path.
+func strictlyUnder(p, dir string) bool {
+	if dir == "/" {
+		return len(p) > 1 && p[0] == '/'
+	}
+	return len(p) > len(dir)+1 && strings.HasPrefix(p, dir) && p[len(dir)] == '/'
+}
+
+// relTo is the guest path p relative to the directory dir it lies in (strictlyUnder).
+func relTo(p, dir string) string {
+	if dir == "/" {
+		return p[1:]
+	}
+	return p[len(dir)+1:]
+}
+
 // check checks a candidate, the guest path p, before anything uses it: its host path (the path
 // loaded and printed), or why it is refused.
 func (g *granted) check(p string, e *catalog.Entry, plat abi.Platform) (host, why string) {
@@ -287,6 +377,9 @@ func (g *granted) check(p string, e *catalog.Entry, plat abi.Platform) (host, wh
 
 // open is check that keeps the file open for what comes next: a load, a look at what it needs.
 func (g *granted) open(p string, e *catalog.Entry, plat abi.Platform) (*candidate, string) {
+	if !g.deadline.IsZero() && time.Now().After(g.deadline) {
+		return nil, "not checked: the step's timeout had passed"
+	}
 	switch {
 	case p == "":
 		return nil, "empty path"
@@ -296,6 +389,8 @@ func (g *granted) open(p string, e *catalog.Entry, plat abi.Platform) (*candidat
 		return nil, "path contains a NUL byte"
 	case !utf8.ValidString(p):
 		return nil, "path is not valid UTF-8"
+	case wasm.Unprintable(p):
+		return nil, "path contains a control character (a newline, an escape, a bidirectional override)"
 	case !path.IsAbs(p):
 		return nil, "not an absolute path"
 	case path.Clean(p) != p:
@@ -312,7 +407,7 @@ func (g *granted) open(p string, e *catalog.Entry, plat abi.Platform) (*candidat
 		return nil, err.Error()
 	}
 	dir := &g.mounts[i]
-	rel := strings.TrimPrefix(p, g.guestOf(dir)+"/")
+	rel := relTo(p, g.guestOf(dir))
 	fi, err := g.stat(dir, rel)
 	if err != nil {
 		return nil, fmt.Sprintf("cannot stat inside %s: %v", dir.path, unwrapPath(err))
@@ -331,13 +426,13 @@ func (g *granted) open(p string, e *catalog.Entry, plat abi.Platform) (*candidat
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())
 	}
-	file, err := dir.root.Open(rel)
+	file, now, err := observe.OpenIn(dir.root, rel, fi) // a FIFO swapped in since the stat would block a plain open
 	if err != nil {
 		return nil, unwrapPath(err).Error()
 	}
 	c := &candidate{host: h, file: file, info: fi}
 	// The checks read the open file, which is what a load maps: it must be the file stat'ed.
-	if now, err := file.Stat(); err != nil || !os.SameFile(now, fi) {
+	if !os.SameFile(now, fi) {
 		c.close()
 		return nil, "changed while it was being checked"
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
@@ -494,11 +495,22 @@ func TestFaults_compilationCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// rebuilt checks that each entry is a regular file of this user's that no one else may write:
+	// the entry broken below was not used, but compiled again.
+	rebuilt := func(t *testing.T, base string) {
+		for _, p := range compiledEntries(t, base) {
+			fi, err := os.Lstat(p)
+			if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+				t.Errorf("entry %s kept as it was: %v %v", p, fi.Mode(), err)
+			}
+		}
+	}
 	tests := []struct {
 		name  string
 		other bool                            // populate the cache with otherStep's module too
 		brk   func(t *testing.T, base string) // between the first Finder and the second
 		child bool                            // search in a child process: what was broken may crash it
+		after func(t *testing.T, base string) // checks the cache after
 	}{
 		{name: "garbage", brk: eachEntry(func(t *testing.T, p string, data []byte) {
 			write(t, p, bytes.Repeat([]byte("garbage!"), len(data)/8+1))
@@ -530,6 +542,25 @@ func TestFaults_compilationCache(t *testing.T) {
 				}
 			}
 		}},
+		// Entries whose contents match the checksum, but that someone else could have written: native
+		// code the host would run. Never used.
+		{name: "an entry others can write", after: rebuilt, brk: eachEntry(func(t *testing.T, p string, _ []byte) {
+			if err := os.Chmod(p, 0o666); err != nil {
+				t.Fatal(err)
+			}
+		})},
+		{name: "an entry another user owns", after: rebuilt, brk: eachEntry(func(t *testing.T, p string, _ []byte) {
+			if err := os.Chown(p, 65534, 65534); err != nil {
+				t.Skipf("needs root to give a file to nobody: %v", err)
+			}
+		})},
+		{name: "a symlink in place of an entry", after: rebuilt, brk: eachEntry(func(t *testing.T, p string, data []byte) {
+			target := put(t, t.TempDir(), "entry", data)
+			os.Remove(p)
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+		})},
 		// Another module's entry under this module's name: wazero checks only a checksum of the
 		// code, so what runs is the other module's code, or the process crashes.
 		{name: "entries renamed: another module's entry under this one's name", other: true, child: true, brk: func(t *testing.T, base string) {
@@ -564,6 +595,70 @@ func TestFaults_compilationCache(t *testing.T) {
 				t.Fatalf("after the fault: %v\n%s", ex.Err, dump(ex))
 			}
 			checkRebuilt(t, base, env, config, lib)
+			if tt.after != nil {
+				tt.after(t, base)
+			}
+		})
+	}
+}
+
+// TestFaults_cacheDirTrust puts the cache where others than this user and root could write it, or
+// what leads to it: it is not used at all, neither compiled code nor answers.
+func TestFaults_cacheDirTrust(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give directories to another user")
+	}
+	tests := []struct {
+		name   string
+		base   func(t *testing.T, dir string) string // the cache dir, made under dir
+		usable bool
+	}{
+		{"a private directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "cache") }, true},
+		{"not made yet, below a private directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "a/b/cache") }, true},
+		{"below a directory others can write", func(t *testing.T, dir string) string {
+			os.Mkdir(filepath.Join(dir, "w"), 0o777)
+			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			os.MkdirAll(filepath.Join(dir, "w/cache"), 0o700)
+			return filepath.Join(dir, "w/cache")
+		}, false},
+		{"not made yet, below a directory others can write", func(t *testing.T, dir string) string {
+			os.Mkdir(filepath.Join(dir, "w"), 0o777)
+			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			return filepath.Join(dir, "w/cache")
+		}, false},
+		{"below a sticky directory others can write, as /tmp", func(t *testing.T, dir string) string {
+			os.Mkdir(filepath.Join(dir, "tmp"), 0o777)
+			os.Chmod(filepath.Join(dir, "tmp"), 0o777|os.ModeSticky)
+			os.MkdirAll(filepath.Join(dir, "tmp/cache"), 0o700)
+			return filepath.Join(dir, "tmp/cache")
+		}, true},
+		{"below a directory another user owns", func(t *testing.T, dir string) string {
+			os.MkdirAll(filepath.Join(dir, "theirs/cache"), 0o700)
+			os.Chown(filepath.Join(dir, "theirs"), 65534, 65534)
+			return filepath.Join(dir, "theirs/cache")
+		}, false},
+		{"reached through a symlink in a directory others can write", func(t *testing.T, dir string) string {
+			os.MkdirAll(filepath.Join(dir, "private/cache"), 0o700)
+			os.Mkdir(filepath.Join(dir, "w"), 0o777)
+			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			os.Symlink(filepath.Join(dir, "private"), filepath.Join(dir, "w/link"))
+			return filepath.Join(dir, "w/link/cache")
+		}, false},
+		{"a symlink to a directory others can write", func(t *testing.T, dir string) string {
+			os.Mkdir(filepath.Join(dir, "w"), 0o777)
+			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			os.MkdirAll(filepath.Join(dir, "w/cache"), 0o700)
+			os.Symlink(filepath.Join(dir, "w/cache"), filepath.Join(dir, "link"))
+			return filepath.Join(dir, "link")
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := tt.base(t, t.TempDir())
+			f := newFinder(t, testEnv{"PATHFINDER_CACHE_DIR": base}, "")
+			if got := f.CacheDir() != "" && f.resultDir != ""; got != tt.usable {
+				t.Fatalf("cache dir %q, results %q: used = %v, want %v", f.CacheDir(), f.resultDir, got, tt.usable)
+			}
 		})
 	}
 }
@@ -719,6 +814,24 @@ func TestFaults_resultCache(t *testing.T) {
 		fi, err := os.Stat(elsewhere)
 		return observe.Observation{Path: elsewhere, What: observe.Stat, Seen: observe.StatSeen(fi, err)}
 	}
+	// rewrite replaces the entry by one whose library is at path, every observation kept and that
+	// path's added, and its checksum recomputed: all a re-check of observations can see holds.
+	rewrite := func(path string) func(t *testing.T, f *Finder, base string) {
+		return func(t *testing.T, f *Finder, base string) {
+			p := f.resultPath(f.resultKey(DynamicLib, "cudart"))
+			data, ok := cachefile.Read(p)
+			var c cachedResult
+			if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
+				t.Fatalf("no entry to rewrite at %s", p)
+			}
+			fi, err := os.Stat(path)
+			c.Library.Path = path
+			c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
+			b, _ := json.Marshal(c)
+			cachefile.Write(p, b)
+		}
+	}
+	shadow := put(t, dir, "lib/shadow", []byte("root:$6$secret:19000:0:99999:7:::\n")) // in the granted directory, no library
 	tests := []struct {
 		name     string
 		brk      func(t *testing.T, f *Finder, base string)
@@ -749,6 +862,9 @@ func TestFaults_resultCache(t *testing.T) {
 			return b
 		})},
 		{name: "a forged entry without observations", brk: entry(forge())},
+		// Before, both answered from the cache: an entry is re-checked as a fresh candidate is.
+		{name: "rewritten, checksum and all, to answer a library outside every granted directory", brk: rewrite(elsewhere)},
+		{name: "rewritten, checksum and all, to answer a file that is no library (as /etc/shadow)", brk: rewrite(shadow)},
 		// Whoever can write the cache can make find answer what they like: a directory that others
 		// than its owner may write is not to be used, as a plugin file there would not be.
 		{name: "a directory others can write", uncached: true, brk: func(t *testing.T, f *Finder, base string) {

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
 
 // The result cache keeps find answers, found and not found alike, on disk with everything the search
@@ -101,15 +103,76 @@ func (f *Finder) cachedFind(kind Kind, name string) (*Explanation, bool) {
 		Detail: fmt.Sprintf("nothing it depended on changed (%d observations)", len(c.Seen)),
 	}}}
 	if c.Library != nil {
-		lib := *c.Library
+		lib, why := f.revalidate(kind, name, *c.Library)
+		if why != "" {
+			return nil, false
+		}
 		ex.Result = &LoadedLibrary{Library: lib}
 	} else {
+		for i := range c.Err.Attempts { // shown as they are: an entry is not trusted to be escaped
+			a := &c.Err.Attempts[i]
+			a.Step, a.Path, a.Reason = wasm.Printable(a.Step), wasm.Printable(a.Path), wasm.Printable(a.Reason)
+		}
+		for i, l := range c.Err.Looked {
+			c.Err.Looked[i] = wasm.Printable(l)
+		}
 		ex.Err = &SearchError{Name: name, Kind: kind, Err: ErrNotFound, Platform: f.platform, Looked: c.Err.Looked, Attempts: c.Err.Attempts}
 		if e, ok := f.catalog.Lookup(kind, name); ok {
 			ex.Err.(*SearchError).Ignored = f.ignoredFor(e)
 		}
 	}
 	return ex, true
+}
+
+// revalidate checks a cached answer as a fresh search checks the candidate it takes, by the same
+// code: a plugin step's through that step's grants and granted.check (inside a directory granted to
+// the step, a regular file of the right format, not under stubs/), the system step's through the
+// loader model (dlopen would find it there now, and it is no stub). So an entry that someone rewrote,
+// checksum and all, or a library rewritten in place with the same size, inode and mtime, is a miss,
+// never an answer. It returns the library with its found_via derived afresh, or why it is refused.
+func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, string) {
+	e, ok := f.catalog.Lookup(kind, name)
+	switch {
+	case !ok || lib.Name != name || lib.Kind != kind:
+		return lib, "another library's entry"
+	case !slices.Contains(f.cfg.orderFor(name), lib.Step):
+		return lib, fmt.Sprintf("step %q is not in the order", lib.Step)
+	}
+	rec := &observe.Recorder{} // what this looks at, the entry's observations hold already
+	switch lib.Step {
+	case StepAlreadyLoaded:
+		return lib, "an already-loaded answer is never cached"
+	case StepSystem:
+		l, err := f.loaderModel(rec)
+		if err != nil || kind != DynamicLib {
+			return lib, "no loader model"
+		}
+		p, err := resolveWith(l, name, e.FileNames(f.platform), rec)
+		if err != nil || p != lib.Path {
+			return lib, "the loader would not find it there now"
+		}
+		lib.FoundVia = "system-search"
+		return lib, ""
+	}
+	p := f.cfg.plugins[lib.Step]
+	if p == nil {
+		return lib, "no such plugin"
+	}
+	g, err := f.grant(p, e, rec)
+	if err != nil {
+		return lib, err.Error()
+	}
+	guest, err := g.paths.ToGuest(lib.Path)
+	if err != nil {
+		return lib, err.Error()
+	}
+	g.deadline = time.Time{} // no plugin ran: the check is the whole cost
+	host, why := g.check(guest, e, f.platform)
+	if why == "" && host != lib.Path {
+		why = "not the path it names"
+	}
+	lib.FoundVia = g.foundVia(guest, lib.Step)
+	return lib, why
 }
 
 // storeFind records a fresh find's answer, unless it depended on something that may not hold next

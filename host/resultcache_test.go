@@ -1,6 +1,8 @@
 package host
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,5 +293,89 @@ func Test_loadCatalog(t *testing.T) {
 	}
 	if again, _ := loadCatalog(base, packs); again == now {
 		t.Fatal("the cache file changed, and it was not read again")
+	}
+}
+
+// TestResultCache_revalidates changes what a cached answer names in ways no observation sees: the
+// library rewritten in place, same size, inode and mtime; the entry rewritten, checksum and all.
+// Each cached answer is checked as a fresh candidate is, so none of them is answered.
+func TestResultCache_revalidates(t *testing.T) {
+	// rewriteInPlace makes p another file that a stat cannot tell from it: same size, same inode,
+	// same mtime.
+	rewriteInPlace := func(t *testing.T, p string) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("#!/bin/sh\necho this is not a library\n"))
+		f.Close()
+		os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		if now, _ := os.Stat(p); observe.StatSeen(now, nil) != observe.StatSeen(fi, nil) {
+			t.Fatal("the rewrite shows in a stat")
+		}
+	}
+	rewriteEntry := func(t *testing.T, env testEnv, config, path string) {
+		f := newFinder(t, env, config)
+		p := f.resultPath(f.resultKey(DynamicLib, "cudart"))
+		data, ok := cachefile.Read(p)
+		var c cachedResult
+		if !ok || decodeEntry(data, &c) != nil || c.Library == nil {
+			t.Fatalf("no entry at %s", p)
+		}
+		fi, err := os.Stat(path)
+		c.Library.Path, c.Library.FoundVia = path, "was-already-loaded-from-elsewhere"
+		c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
+		b, _ := json.Marshal(c)
+		cachefile.Write(p, b)
+	}
+	for _, tt := range []struct {
+		name  string
+		step  string // the step that finds it: a plugin's or the system's
+		fault func(t *testing.T, env testEnv, config, lib, other string)
+		want  func(lib, other string) string // the path a fresh search finds now; "" for none
+	}{
+		{"a plugin's library rewritten in place", "wheels",
+			func(t *testing.T, _ testEnv, _, lib, _ string) { rewriteInPlace(t, lib) },
+			func(lib, other string) string { return "" }},
+		{"the loader's library rewritten in place", StepSystem,
+			func(t *testing.T, _ testEnv, _, lib, _ string) { rewriteInPlace(t, lib) },
+			func(lib, other string) string { return "" }},
+		{"a plugin's entry rewritten to a library outside its directories", "wheels",
+			func(t *testing.T, env testEnv, config, _, other string) { rewriteEntry(t, env, config, other) },
+			func(lib, other string) string { return lib }},
+		{"the loader's entry rewritten to a library it does not find", StepSystem,
+			func(t *testing.T, env testEnv, config, _, other string) { rewriteEntry(t, env, config, other) },
+			func(lib, other string) string { return lib }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lib := put(t, dir, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			other := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir(), "PATHFINDER_SITE_PACKAGES": dir, "LD_LIBRARY_PATH": filepath.Dir(lib)}
+			// The config file's path is part of the key: one file for every Finder.
+			env["PATHFINDER_CONFIG"] = put(t, t.TempDir(), "p.toml", []byte(fmt.Sprintf("[search]\norder = [%q]\n", tt.step)))
+			config := ""
+			if got, err, _ := findFresh(t, env, config, "cudart"); err != nil || got.Path != lib {
+				t.Fatalf("populating: %+v, %v", got, err)
+			}
+			if _, _, hit := findFresh(t, env, config, "cudart"); !hit {
+				t.Fatal("not answered from the cache before the fault")
+			}
+			tt.fault(t, env, config, lib, other)
+			got, err, hit := findFresh(t, env, config, "cudart")
+			want := tt.want(lib, other)
+			switch {
+			case hit:
+				t.Fatalf("answered from the cache after the fault: %+v", got)
+			case want == "" && err == nil:
+				t.Fatalf("found %+v; want nothing", got)
+			case want != "" && (err != nil || got.Path != want):
+				t.Fatalf("%+v, %v; want %s", got, err, want)
+			}
+		})
 	}
 }

@@ -353,13 +353,8 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 	var taken *LoadedLibrary
 	for _, c := range resp.Candidates {
 		// The plugin answers in guest paths; the trace, the result and the loader get host paths.
-		ct := CandidateTrace{Path: c.Path, FoundVia: c.FoundVia}
-		if h, err := g.paths.ToHost(c.Path); err == nil {
-			ct.Path = h
-		}
-		if ct.FoundVia == "" {
-			ct.FoundVia = st.Step
-		}
+		// found_via is the label of the granted root the candidate lies in, never the plugin's own.
+		ct := CandidateTrace{Path: g.tracePath(c.Path), FoundVia: g.foundVia(c.Path, st.Step)}
 		cand, why := g.open(c.Path, r.e, r.f.platform)
 		if why != "" {
 			ct.Refused = why
@@ -528,9 +523,9 @@ func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, 
 	if err != nil {
 		return nil, nil, log, err
 	}
-	var resp abi.Response
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return nil, nil, log, fmt.Errorf("pathfinder: plugin %q: unreadable response: %v", step, err)
+	resp, err := decodeResponse(step, out)
+	if err != nil {
+		return nil, nil, log, err
 	}
-	return &resp, g, log, nil
+	return resp, g, log, nil
 }

@@ -171,6 +171,9 @@ func (f *Finder) systemResolve(name string, rec *observe.Recorder) (path, note s
 		// its own RUNPATH), so the answer is not kept past this process.
 		rec.MarkVolatile()
 	}
+	if _, ok := f.catalog.Lookup(abi.KindDynamicLib, name); !ok {
+		return "", "", fmt.Errorf("unknown library %q", name) // not remembered: a plugin may ask a million names
+	}
 	if v, ok := f.resolved.Load(name); ok {
 		r := v.(resolved)
 		rec.AddAll(r.seen)

@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -53,14 +55,21 @@ func Read(path string) ([]byte, bool) {
 	return data, true
 }
 
-// readFile is os.ReadFile in three system calls for a small file: no fstat for the size, and a
-// short read taken as the end (a file cut short fails its checksum, never passes as whole).
+// maxFile bounds what Read reads: no cache file is near it.
+const maxFile = 64 << 20
+
+// readFile is os.ReadFile for a small file: a short read is taken as the end (a file cut short fails
+// its checksum, never passes as whole). Only a regular file is read, and at most maxFile of it: the
+// open does not wait for a writer, and a FIFO or a device is refused before any read waits on it.
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
 	b := make([]byte, 4<<10) // most entries are 1–2 KB
 	n, err := f.Read(b)
 	if err != nil && err != io.EOF {
@@ -69,16 +78,21 @@ func readFile(path string) ([]byte, error) {
 	if n < len(b) {
 		return b[:n], nil
 	}
-	rest, err := io.ReadAll(f)
+	rest, err := io.ReadAll(io.LimitReader(f, maxFile))
 	return append(b, rest...), err
 }
 
 // Usable reports whether dir may hold caches: it does not exist yet (it will be made 0755), or it is
-// a directory that only its owner, and that owner is this user or root, may write.
+// a directory that only its owner, and that owner is this user or root, may write; and every
+// directory above it is trusted as Untrusted says. Whoever can write a cache decides what is found
+// and, for compiled code, what runs.
 func Usable(dir string) bool {
 	fi, err := os.Stat(dir)
-	if os.IsNotExist(err) {
-		return true
+	if err == nil && !(fi.IsDir() && privateTo(fi)) || err != nil && !os.IsNotExist(err) {
+		return false
 	}
-	return err == nil && fi.IsDir() && privateTo(fi)
+	return Untrusted(dir) == ""
 }
+
+// Private reports whether fi is owned by this user or root and writable by no one else.
+func Private(fi fs.FileInfo) bool { return privateTo(fi) }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
 // rootFS reads loader paths (absolute, as the loader inside the tree sees them) under a root
@@ -35,12 +37,15 @@ func (r rootFS) hostPath(p string) (string, error) {
 	return filepath.Join(r.root, filepath.FromSlash(real)), nil
 }
 
+// open opens loader path p, never a FIFO, socket or device: the loader would wait on a FIFO for a
+// writer, and a model that answers find must not (observe.Open).
 func (r rootFS) open(p string) (*os.File, error) {
 	hp, err := r.hostPath(p)
 	if err != nil {
 		return nil, err
 	}
-	return os.Open(hp)
+	f, _, err := observe.Open(hp)
+	return f, err
 }
 
 func (r rootFS) readFile(p string) ([]byte, error) {

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -28,17 +29,24 @@ func (f *RootFS) add(name, what, seen string) {
 	}
 }
 
-// Open opens name confined to the root and records what it saw.
+// Open opens name confined to the root and records what it saw. A FIFO, socket or device is never
+// opened (OpenIn): the guest gets a file it can stat but not read.
 func (f *RootFS) Open(name string) (fs.File, error) {
-	file, err := f.Root.FS().Open(name)
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	file, fi, err := OpenIn(f.Root, name, nil)
+	if errors.Is(err, ErrNotFileOrDir) && fi != nil {
+		f.add(name, Stat, StatSeen(fi, nil))
+		return specialFile{fi}, nil
+	}
 	if err != nil {
 		f.add(name, Stat, StatSeen(nil, err))
 		return nil, err
 	}
-	fi, serr := file.Stat()
-	f.add(name, Stat, StatSeen(fi, serr))
-	if dir, ok := file.(fs.ReadDirFile); ok && fi != nil && fi.IsDir() {
-		return &recordingDir{ReadDirFile: dir, fs: f, name: name}, nil
+	f.add(name, Stat, StatSeen(fi, nil))
+	if fi.IsDir() {
+		return &recordingDir{ReadDirFile: file, fs: f, name: name}, nil
 	}
 	return file, nil
 }

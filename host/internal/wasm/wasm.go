@@ -32,26 +32,46 @@ var ErrABIMismatch = errors.New("pathfinder: plugin abi version mismatch")
 // without limit.
 const maxResponse = 16 << 20
 
-// maxLogBytes bounds what one call may log into the trace.
-const maxLogBytes = 64 << 10
+// maxLogBytes and maxLogLines bound what one call may put in the trace: what the guest logs and
+// prints, and what the host writes about it (a refused system_resolve), counted together.
+const (
+	maxLogBytes = 64 << 10
+	maxLogLines = 1000
+)
 
-// instantiateTimeout bounds a new instance's start (the guest runtime's initialisation), apart from
-// the search's own deadline: under load a start can take longer than a tight search timeout.
-const instantiateTimeout = 10 * time.Second
+// MaxModuleBytes bounds a plugin module's size; a Go plugin is 2–4 MB.
+const MaxModuleBytes = 32 << 20
+
+// Compiling one module may take DefaultCompileTimeout plus CompileTimePerMiB for each MiB of it.
+// wazero cannot interrupt the compilation of a function, and some shapes cost time quadratic in their
+// size (a function of nested loops and one br_table: 7 s at 70 KB, minutes at 400 KB), so a module
+// over the bound is refused, and the refusal is remembered (in the process, and in the cache dir) so
+// that no later search pays it again. A 3.5 MB Go plugin compiles in 1.5 s here, in 17 s under the
+// race detector: the bound leaves room for a slow, busy machine.
+const (
+	DefaultCompileTimeout = 30 * time.Second
+	CompileTimePerMiB     = 10 * time.Second
+)
 
 // maxIdle is how many idle instances a grant set keeps for concurrent callers.
 const maxIdle = 4
 
 // Engine compiles and caches modules. It is safe for concurrent use.
 type Engine struct {
+	// CompileTimeout bounds compiling one module; 0 means DefaultCompileTimeout plus
+	// CompileTimePerMiB per MiB of the module. It is read when a compile starts: set it before the
+	// Loads it should bound, not while others run.
+	CompileTimeout time.Duration
+
 	dir     string // the compilation cache, one sub-directory per module; "" for none
 	mu      sync.Mutex
 	modules map[string]*compiling // by module hash and memory cap
+	refused map[string]string     // by module hash: why compiling it was given up
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
 func NewEngine(cacheDir string) (*Engine, error) {
-	e := &Engine{modules: map[string]*compiling{}}
+	e := &Engine{modules: map[string]*compiling{}, refused: map[string]string{}}
 	e.dir = cacheDir
 	return e, nil
 }
@@ -95,8 +115,14 @@ type moduleRuntime struct {
 
 // Load compiles wasm (or finds it compiled) with a memory cap of memoryBytes.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes uint64) (*Module, error) {
+	if len(wasm) > MaxModuleBytes {
+		return nil, fmt.Errorf("pathfinder: plugin %q: a module of %d bytes is over the %d-byte limit", name, len(wasm), MaxModuleBytes)
+	}
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
+	if why := e.refusal(hash); why != "" {
+		return nil, fmt.Errorf("pathfinder: plugin %q: %s", name, why)
+	}
 	pages := uint32(min(memoryBytes/65536, 65536))
 	key := fmt.Sprintf("%s/%d", hash, pages)
 	// One compile per key; a slow module never holds up another plugin's first load.
@@ -109,11 +135,14 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 	e.mu.Unlock()
 	c.once.Do(func() {
 		cache, done := e.moduleCache(hash)
-		c.mr, c.err = e.compile(ctx, wasm, pages, cache)
+		c.mr, c.err = e.compileBounded(ctx, hash, wasm, pages, cache)
+		if _, ok := c.err.(abandoned); ok {
+			return // the compile goes on, with the cache: it closes both when it ends
+		}
 		if c.err != nil && cache != nil {
 			cache.Close(ctx)
 			// The cache itself may be what failed (removed, unwritable, full): compile without it.
-			if mr, err := e.compile(ctx, wasm, pages, nil); err == nil {
+			if mr, err := e.compileBounded(ctx, hash, wasm, pages, nil); err == nil {
 				c.mr, c.err = mr, nil
 			}
 		} else if c.err == nil {
@@ -124,12 +153,80 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 	if c.err != nil {
 		e.mu.Lock()
 		if e.modules[key] == c {
-			delete(e.modules, key) // a later Load may try again
+			delete(e.modules, key) // a later Load may try again, unless refused
 		}
 		e.mu.Unlock()
-		return nil, fmt.Errorf("pathfinder: plugin %q: %w", name, c.err)
+		return nil, fmt.Errorf("pathfinder: plugin %q: %s", name, Printable(c.err.Error()))
 	}
 	return &Module{Name: name, Hash: hash, moduleRuntime: c.mr}, nil
+}
+
+// abandoned is why a compile was given up: the engine's CompileTimeout, or the caller's context.
+type abandoned struct{ why string }
+
+func (a abandoned) Error() string { return a.why }
+
+// compileBounded is compile within the engine's CompileTimeout (read at each compile). Past it the
+// module is refused and the refusal remembered (refuse). The compile cannot be interrupted: it goes
+// on in the background of this one process until it ends, and closes its runtime and cache then.
+func (e *Engine) compileBounded(ctx context.Context, hash string, wasm []byte, pages uint32, cache wazero.CompilationCache) (*moduleRuntime, error) {
+	limit := e.CompileTimeout
+	if limit <= 0 {
+		limit = DefaultCompileTimeout + time.Duration(len(wasm))*CompileTimePerMiB/(1<<20)
+	}
+	type result struct {
+		mr  *moduleRuntime
+		err error
+	}
+	ch := make(chan result, 1)
+	var mu sync.Mutex
+	gaveUp := false
+	go func() {
+		var mr *moduleRuntime
+		var err error
+		func() {
+			defer func() { // a failure inside the runtime fails this plugin, never the host process
+				if r := recover(); r != nil {
+					mr, err = nil, fmt.Errorf("the wasm compiler failed: %v", r)
+				}
+			}()
+			mr, err = e.compile(context.WithoutCancel(ctx), wasm, pages, cache)
+		}()
+		mu.Lock()
+		defer mu.Unlock()
+		if gaveUp {
+			if mr != nil {
+				mr.rt.Close(context.Background())
+			}
+			if cache != nil {
+				cache.Close(context.Background())
+			}
+			return
+		}
+		ch <- result{mr, err}
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	slow := false
+	select {
+	case r := <-ch:
+		return r.mr, r.err
+	case <-timer.C:
+		slow = true
+	case <-ctx.Done(): // the caller gave up: not the module's doing, so not remembered
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	select {
+	case r := <-ch: // it ended just now
+		return r.mr, r.err
+	default:
+	}
+	gaveUp = true
+	if !slow {
+		return nil, abandoned{"compiling: " + ctx.Err().Error()}
+	}
+	return nil, abandoned{e.refuse(hash, fmt.Sprintf("refused: compiling it took over %v (a module this costly to compile is never run)", limit.Round(time.Millisecond)))}
 }
 
 // compiling is a module being compiled, or compiled, once.
@@ -231,9 +328,34 @@ type instance struct {
 // callState travels in the call's context so host functions know whose log they write and what
 // the call may ask of the host.
 type callState struct {
+	mu       sync.Mutex
 	log      []string
 	logBytes int
+	dropped  int                               // lines over the bound, not kept
 	resolve  func(name string) (string, error) // nil: system_resolve not granted
+}
+
+// addLog keeps line, escaped, within the call's log bound; what is over it is only counted.
+func (st *callState) addLog(line string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	line = Printable(line)
+	if len(st.log) >= maxLogLines || st.logBytes+len(line) > maxLogBytes {
+		st.dropped++
+		return
+	}
+	st.log = append(st.log, line)
+	st.logBytes += len(line)
+}
+
+// lines is the call's log, with a last line saying how many were dropped.
+func (st *callState) lines() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.dropped == 0 {
+		return st.log
+	}
+	return append(st.log, fmt.Sprintf("(%d more log lines dropped: a call keeps %d lines, %d KiB)", st.dropped, maxLogLines, maxLogBytes>>10))
 }
 
 type stateKey struct{}
@@ -251,7 +373,7 @@ func hostSystemResolve(ctx context.Context, m api.Module, namePtr, nameLen, out,
 	}
 	p, err := st.resolve(string(name))
 	if err != nil {
-		st.log = append(st.log, fmt.Sprintf("system_resolve(%q): %v", name, err))
+		st.addLog(fmt.Sprintf("system_resolve(%q): %v", name, err))
 		return abi.ResolveNotFound
 	}
 	if len(p) > int(outCap) {
@@ -265,13 +387,11 @@ func hostSystemResolve(ctx context.Context, m api.Module, namePtr, nameLen, out,
 
 func hostLog(ctx context.Context, m api.Module, ptr, size uint32) {
 	st, _ := ctx.Value(stateKey{}).(*callState)
-	if st == nil || len(st.log) >= 1000 || st.logBytes >= maxLogBytes {
+	if st == nil {
 		return
 	}
-	b, ok := m.Memory().Read(ptr, min(size, 4096))
-	if ok {
-		st.log = append(st.log, string(b))
-		st.logBytes += len(b)
+	if b, ok := m.Memory().Read(ptr, min(size, 4096)); ok {
+		st.addLog(string(b))
 	}
 }
 
@@ -294,7 +414,7 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 	}
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
 	if err != nil {
-		return nil, m.explain(err, "instantiating", inst)
+		return nil, m.explain(ctx, err, "instantiating", inst)
 	}
 	inst.mod = mod
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
@@ -306,7 +426,7 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 func (m *Module) checkVersion(ctx context.Context, inst *instance) error {
 	res, err := inst.mod.ExportedFunction(abi.ExportVersion).Call(ctx)
 	if err != nil {
-		return m.explain(err, "asking the abi version", inst)
+		return m.explain(ctx, err, "asking the abi version", inst)
 	}
 	if v := int32(res[0]); v != abi.Version {
 		return fmt.Errorf("%w: plugin %q: host %d, plugin %d", ErrABIMismatch, m.Name, abi.Version, v)
@@ -341,17 +461,16 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 
 	st := &callState{resolve: g.SystemResolve}
 	ctx = context.WithValue(ctx, stateKey{}, st)
+	// One deadline for all the call costs: a start function or _initialize that loops is stopped
+	// at the plugin's timeout like a search that loops.
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	if inst == nil {
-		ictx, cancel := context.WithTimeout(ctx, max(timeout, instantiateTimeout))
 		var err error
-		inst, err = m.instantiate(ictx, g)
-		cancel()
-		if err != nil {
+		if inst, err = m.instantiate(ctx, g); err != nil {
 			return nil, res, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	if !res.Reused {
 		if err := m.checkVersion(ctx, inst); err != nil {
 			inst.mod.Close(context.Background())
@@ -365,7 +484,10 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 	for _, rfs := range inst.mounts {
 		rfs.Record(nil)
 	}
-	res.Log = append(st.log, inst.output()...)
+	for _, l := range inst.output() {
+		st.addLog(l)
+	}
+	res.Log = st.lines()
 	if err != nil {
 		inst.mod.Close(context.Background())
 		return nil, res, err
@@ -385,7 +507,7 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, error) {
 	r, err := inst.alloc.Call(ctx, uint64(len(req)))
 	if err != nil {
-		return nil, m.explain(err, "allocating the request", inst)
+		return nil, m.explain(ctx, err, "allocating the request", inst)
 	}
 	ptr := uint32(r[0])
 	if !inst.mod.Memory().Write(ptr, req) {
@@ -393,7 +515,7 @@ func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, 
 	}
 	r, err = inst.search.Call(ctx, uint64(ptr), uint64(len(req)))
 	if err != nil {
-		return nil, m.explain(err, "searching", inst)
+		return nil, m.explain(ctx, err, "searching", inst)
 	}
 	rptr, rlen := uint32(r[0]>>32), uint32(r[0])
 	if rlen > maxResponse {
@@ -409,23 +531,29 @@ func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, 
 	return bytes.Clone(b), nil
 }
 
-// explain turns a wazero error into a message that says what the plugin did.
-func (m *Module) explain(err error, doing string, inst *instance) error {
+// explain turns a wazero error into a message that says what the plugin did. wazero reports a
+// deadline and a cancellation as exit codes a guest can also pass to proc_exit, so only the call's
+// own context says which it was.
+func (m *Module) explain(ctx context.Context, err error, doing string, inst *instance) error {
+	return errors.New(Printable(m.explainText(ctx, err, doing, inst)))
+}
+
+func (m *Module) explainText(ctx context.Context, err error, doing string, inst *instance) string {
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
-		switch exit.ExitCode() {
-		case sys.ExitCodeDeadlineExceeded:
-			return fmt.Errorf("pathfinder: plugin %q: timed out while %s", m.Name, doing)
-		case sys.ExitCodeContextCanceled:
-			return fmt.Errorf("pathfinder: plugin %q: canceled while %s", m.Name, doing)
+		switch {
+		case exit.ExitCode() == sys.ExitCodeDeadlineExceeded && errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return fmt.Sprintf("pathfinder: plugin %q: timed out while %s", m.Name, doing)
+		case exit.ExitCode() == sys.ExitCodeContextCanceled && errors.Is(ctx.Err(), context.Canceled):
+			return fmt.Sprintf("pathfinder: plugin %q: canceled while %s", m.Name, doing)
 		}
-		msg := fmt.Sprintf("pathfinder: plugin %q: exited with code %d while %s", m.Name, exit.ExitCode(), doing)
+		msg := fmt.Sprintf("pathfinder: plugin %q: exited with code %d while %s", m.Name, int32(exit.ExitCode()), doing)
 		if why := guestFatal(inst.stderr.String()); why != "" {
 			msg += ": " + why
 		} else if tail := lastLine(inst.stderr.String()); tail != "" {
 			msg += ": " + tail
 		}
-		return errors.New(msg)
+		return msg
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, "\n"); i >= 0 {
@@ -433,9 +561,9 @@ func (m *Module) explain(err error, doing string, inst *instance) error {
 	}
 	// A Go guest panics or runs out of memory by printing why and trapping: say why first.
 	if why := guestFatal(inst.stderr.String()); why != "" {
-		return fmt.Errorf("pathfinder: plugin %q: trapped while %s: %s (%s)", m.Name, doing, why, msg)
+		return fmt.Sprintf("pathfinder: plugin %q: trapped while %s: %s (%s)", m.Name, doing, why, msg)
 	}
-	return fmt.Errorf("pathfinder: plugin %q: trapped while %s: %s", m.Name, doing, msg)
+	return fmt.Sprintf("pathfinder: plugin %q: trapped while %s: %s", m.Name, doing, msg)
 }
 
 // guestFatal is the line in which a guest runtime said why it stopped (Go: "panic: ...",
@@ -500,7 +628,7 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	}
 	r, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
 	if err != nil {
-		return nil, m.explain(err, "describing itself", inst)
+		return nil, m.explain(ctx, err, "describing itself", inst)
 	}
 	b, ok := inst.mod.Memory().Read(uint32(r[0]>>32), min(uint32(r[0]), maxResponse))
 	if !ok {
@@ -508,7 +636,14 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	}
 	var d abi.Description
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("pathfinder: plugin %q: bad description: %w", m.Name, err)
+		return nil, fmt.Errorf("pathfinder: plugin %q: bad description: %s", m.Name, Printable(err.Error()))
+	}
+	// What a plugin says about itself is printed (pathfinder plugins): never raw.
+	d.Version = Printable(d.Version)
+	for _, list := range [][]string{d.Names, d.Env} {
+		for i := range list {
+			list[i] = Printable(list[i])
+		}
 	}
 	return &d, nil
 }

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -21,7 +22,8 @@ import (
 
 func init() {
 	for _, p := range []abi.Plugin{
-		{Name: "hostile-panic", Search: panics},
+		// Its version is what `pathfinder plugins` prints: a terminal escape and a bidi override.
+		{Name: "hostile-panic", Search: panics, Version: "1.0\x1b[2J\u202e"},
 		{Name: "hostile-exit", Search: exits},
 		{Name: "hostile-loop", Search: loops},
 		{Name: "hostile-oom", Search: hoards},
@@ -30,6 +32,11 @@ func init() {
 		{Name: "hostile-read", Search: reads},
 		{Name: "hostile-env", Search: peeks},
 		{Name: "hostile-log", Search: floods},
+		{Name: "hostile-resolve-flood", Search: resolveFloods},
+		{Name: "hostile-many", Search: proposesMany},
+		{Name: "hostile-text", Search: forges},
+		{Name: "hostile-error-text", Search: failsForging},
+		{Name: "hostile-panic-text", Search: panicsForging},
 	} {
 		abi.Register(p)
 	}
@@ -65,14 +72,69 @@ func hoards(abi.Env, *abi.Request) *abi.Response {
 	}
 }
 
-// proposes returns option "paths" as candidates, as they are.
+// proposes returns option "paths" as candidates, as they are, found via option "via" ("hostile"
+// when unset), option "repeat" times (once when unset).
 func proposes(_ abi.Env, req *abi.Request) *abi.Response {
+	via := req.Options["via"]
+	if via == "" {
+		via = "hostile"
+	}
+	repeat, err := strconv.Atoi(req.Options["repeat"])
+	if err != nil {
+		repeat = 1
+	}
 	resp := &abi.Response{}
-	for _, p := range paths(req.Options["paths"]) {
-		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p, FoundVia: "hostile"})
+	for range repeat {
+		for _, p := range paths(req.Options["paths"]) {
+			resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p, FoundVia: via})
+		}
 	}
 	return resp
 }
+
+// proposesMany returns option "n" candidates, each a short path that does not exist.
+func proposesMany(_ abi.Env, req *abi.Request) *abi.Response {
+	n, _ := strconv.Atoi(req.Options["n"])
+	resp := &abi.Response{Candidates: make([]abi.Candidate, n)}
+	for i := range resp.Candidates {
+		resp.Candidates[i].Path = "/h/" + strconv.Itoa(i)
+	}
+	return resp
+}
+
+// resolveFloods calls system_resolve option "n" times, each for another library that does not exist:
+// each call makes the host write a line about it.
+func resolveFloods(env abi.Env, req *abi.Request) *abi.Response {
+	n, _ := strconv.Atoi(req.Options["n"])
+	for i := 0; i < n; i++ {
+		env.Resolve("hostile-no-such-library-" + strconv.Itoa(i))
+	}
+	return &abi.Response{}
+}
+
+// forgery is text that, printed raw, clears the screen, sets the terminal's title, hides what follows
+// behind a carriage return, reorders it (a bidi override), and starts a line of its own that looks
+// like the host's.
+const forgery = "\x1b[2J\x1b[H\x1b]0;pwned\x07hidden\r\u202eevil\n→ /opt/evil/libcudart.so.13 (found via site-packages, step wheels)"
+
+// forges puts forgery everywhere a plugin's words reach the trace: the log, stdout and stderr, what it
+// tried, and a candidate's path and found_via.
+func forges(env abi.Env, req *abi.Request) *abi.Response {
+	env.Logf("%s", forgery)
+	fmt.Fprintln(os.Stdout, forgery)
+	fmt.Fprintln(os.Stderr, forgery)
+	resp := &abi.Response{Tried: []abi.Attempt{{Path: "/tried" + forgery, Reason: forgery}}}
+	for _, p := range paths(req.Options["paths"]) {
+		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p, FoundVia: forgery})
+	}
+	return resp
+}
+
+// failsForging fails its search with forgery as the reason.
+func failsForging(abi.Env, *abi.Request) *abi.Response { return &abi.Response{Error: forgery} }
+
+// panicsForging panics with forgery, which the host reports as why the plugin trapped.
+func panicsForging(abi.Env, *abi.Request) *abi.Response { panic(forgery) }
 
 // reads tries to read each of option "paths" and to write each of option "write". What it could
 // read becomes a candidate path, so a leak shows in the host's trace; every attempt is recorded.

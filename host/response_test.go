@@ -1,0 +1,65 @@
+package host
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+)
+
+func Test_decodeResponse(t *testing.T) {
+	tried := make([]abi.Attempt, maxTried+5)
+	for i := range tried {
+		tried[i] = abi.Attempt{Path: "/p\n", Reason: "r\x1b[2J"}
+	}
+	b, _ := json.Marshal(abi.Response{Tried: tried, Error: "e\r"})
+	resp, err := decodeResponse("s", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Tried) != maxTried || resp.Tried[maxTried-1].Reason != "(6 more not kept: a step keeps 1000)" {
+		t.Errorf("%d tried kept, the last %+v; want %d, the last saying what was dropped", len(resp.Tried), resp.Tried[len(resp.Tried)-1], maxTried)
+	}
+	if a := resp.Tried[0]; a.Path != `/p\n` || a.Reason != `r\x1b[2J` || resp.Error != `e\r` {
+		t.Errorf("not escaped: %+v, error %q", a, resp.Error)
+	}
+	b, _ = json.Marshal(abi.Response{Candidates: make([]abi.Candidate, maxCandidates+1)})
+	if _, err := decodeResponse("s", b); err == nil || !strings.Contains(err.Error(), "1001 candidates, over the 1000 a step may propose") {
+		t.Errorf("%d candidates: %v", maxCandidates+1, err)
+	}
+}
+
+// FuzzDecodeResponse checks decodeResponse against encoding/json: the same verdict and, within the
+// bounds, the same candidates.
+func FuzzDecodeResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"candidates":[{"path":"/a","found_via":"x"},{"path":"/b"}],"tried":[{"path":"/c","reason":"no"}]}`,
+		`{"candidates":null,"tried":null}`, `{"candidates":{}}`, `{"Candidates":[{"Path":"/a"}]}`,
+		`{"candidates":[{"path":"/a"}],"candidates":[{"path":"/b"}]}`, `{"CAndidAtes":[{"pAth":"0"}],"CAndidAtes":[{}]}`, `{"candidates":[1]}`, `[]`, `{"error":"x\u001b"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want abi.Response
+		wantErr := json.Unmarshal(data, &want)
+		got, err := decodeResponse("s", data)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("decodeResponse: %v; encoding/json: %v", err, wantErr)
+		}
+		if err != nil || len(want.Candidates) > maxCandidates {
+			return
+		}
+		if len(got.Candidates) != len(want.Candidates) {
+			t.Fatalf("%d candidates; encoding/json: %d", len(got.Candidates), len(want.Candidates))
+		}
+		if strings.Count(strings.ToLower(string(data)), "candidates") > 1 {
+			return // a key given twice: encoding/json decodes the second into the first's elements
+		}
+		for i := range got.Candidates {
+			if got.Candidates[i] != want.Candidates[i] {
+				t.Fatalf("candidate %d: %+v; encoding/json: %+v", i, got.Candidates[i], want.Candidates[i])
+			}
+		}
+	})
+}
