@@ -39,7 +39,7 @@ func TestFind_canary(t *testing.T) {
 				put(t, cuda, "lib64/stubs/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 				put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
 			},
-			lib: "nvvm", why: "only a stubs/ library",
+			lib: "nvvm", why: `the loader would not find "cudart" (libcudart.so.13: not found, or only a stubs/ library`,
 		},
 		{
 			name:   "a 32-bit canary is skipped as the loader skips it",

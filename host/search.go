@@ -312,12 +312,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 func (r *run) pastStub(st *StepTrace, model *ldso.Loader, soname string, res ldso.Resolution) string {
 	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: stubRefusal(res)})
 	past := *model
-	past.Refuse = func(p string) string {
-		if isStub(p) {
-			return "a stub library"
-		}
-		return ""
-	}
+	past.Refuse = refuseStub
 	next, err := past.Resolve(soname)
 	observeResolution(r.rec, next, err)
 	if err != nil {

@@ -209,7 +209,7 @@ func (py pyLayout) pythonSites(exe string, getenv func(string) string, rec *obse
 }
 
 func isScript(p string) bool {
-	f, err := os.Open(p)
+	f, _, err := observe.Open(p) // never a FIFO put where python3 was
 	if err != nil {
 		return false
 	}

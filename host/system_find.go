@@ -128,6 +128,14 @@ func (f *Finder) dependencySonames(e *catalog.Entry) map[string]bool {
 	return out
 }
 
+// refuseStub passes over a stub library in the loader model's search.
+func refuseStub(p string) string {
+	if isStub(p) {
+		return "a stubs/ library: for linking only, never loaded"
+	}
+	return ""
+}
+
 func isStub(p string) bool { return slices.Contains(strings.Split(p, "/"), "stubs") }
 
 // observeResolution records every path the loader model looked at, and the one it found.
@@ -232,16 +240,18 @@ func (f *Finder) resolveUncached(name string, rec *observe.Recorder) (string, st
 }
 
 // resolveWith asks the loader model for each file name of the library in turn.
+// Where the loader's search meets a stub, the place it reaches next is the answer, as for the
+// system step.
 func resolveWith(l *ldso.Loader, name string, files []string, rec *observe.Recorder) (string, error) {
 	var why []string
+	past := *l
+	past.Refuse = refuseStub
 	for _, n := range files {
-		res, err := l.Resolve(n)
+		res, err := past.Resolve(n)
 		observeResolution(rec, res, err)
 		switch {
 		case err != nil:
-			why = append(why, n+": not found")
-		case isStub(res.Path):
-			why = append(why, n+": only a stubs/ library ("+res.Path+")")
+			why = append(why, n+": not found, or only a stubs/ library")
 		default:
 			return res.Path, nil
 		}
