@@ -115,12 +115,12 @@ const char *joined(strs l, const char *sep) {
 
 void add_candidate(response *rs, const char *path, const char *found_via, const char *note) {
 	rs->candidates = grow(rs->candidates, rs->ncandidates, &rs->capcandidates, sizeof *rs->candidates);
-	rs->candidates[rs->ncandidates++] = (candidate){path, found_via, note};
+	rs->candidates[rs->ncandidates++] = (candidate){.path = path, .found_via = found_via, .note = note};
 }
 
 void add_tried(response *rs, const char *path, const char *reason) {
 	rs->tried = grow(rs->tried, rs->ntried, &rs->captried, sizeof *rs->tried);
-	rs->tried[rs->ntried++] = (attempt){path, reason};
+	rs->tried[rs->ntried++] = (attempt){.path = path, .reason = reason};
 }
 
 // ---- paths, as Go's package path ----

@@ -67,10 +67,7 @@ func Register(p abi.Plugin) {
 // a C file of the step is not one of them: the comparison would test another C than the one here.
 func CheckModule(t testing.TB, step string) {
 	t.Helper()
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := filepath.Join("..", "..") // a step's tests run in plugins/<name>
 	f, err := os.Open(filepath.Join(root, "builtin", "steps.wasm.sum"))
 	if err != nil {
 		t.Fatal(err)
@@ -95,21 +92,6 @@ func CheckModule(t testing.TB, step string) {
 	for _, c := range own {
 		if rel := "plugins/" + step + "/" + filepath.Base(c); !listed[rel] {
 			t.Fatalf("%s is not in builtin/steps.wasm: run go generate ./builtin", rel)
-		}
-	}
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s", dir)
 		}
 	}
 }
