@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -424,7 +425,7 @@ typedef struct {
 	for _, t := range structs(decoded) {
 		fs, _ := fields(t)
 		static := "static "
-		if contains(decoded, t) {
+		if slices.Contains(decoded, t) {
 			static = ""
 		}
 		fmt.Fprintf(&c, "\n%svoid decode_%s(const json *j, %[2]s *v) {\n", static, cType(t))
@@ -438,7 +439,7 @@ typedef struct {
 	for _, t := range structs(encoded) {
 		fs, _ := fields(t)
 		static := "static "
-		if contains(encoded, t) {
+		if slices.Contains(encoded, t) {
 			static = ""
 		}
 		fmt.Fprintf(&c, "\n%svoid encode_%s(buffer *o, const %[2]s *v) {\n\tchar sep = '{';\n", static, cType(t))
@@ -455,13 +456,4 @@ typedef struct {
 		}
 	}
 	return h.Bytes(), c.Bytes(), nil
-}
-
-func contains(ts []reflect.Type, t reflect.Type) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }

@@ -67,10 +67,15 @@ func Register(p abi.Plugin) {
 // a C file of the step is not one of them: the comparison would test another C than the one here.
 func CheckModule(t testing.TB, step string) {
 	t.Helper()
-	root := filepath.Join("..", "..") // a step's tests run in plugins/<name>
+	if err := checkSources(filepath.Join("..", ".."), step); err != nil { // a step's tests run in plugins/<name>
+		t.Fatal(err)
+	}
+}
+
+func checkSources(root, step string) error {
 	f, err := os.Open(filepath.Join(root, "builtin", "steps.wasm.sum"))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer f.Close()
 	listed := map[string]bool{}
@@ -82,18 +87,19 @@ func CheckModule(t testing.TB, step string) {
 		listed[file] = true
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
 		if sum := sha256.Sum256(data); err != nil || hex.EncodeToString(sum[:]) != hash {
-			t.Fatalf("%s changed after builtin/steps.wasm was built: run go generate ./builtin", file)
+			return fmt.Errorf("%s changed after builtin/steps.wasm was built: run go generate ./builtin", file)
 		}
 	}
 	own, _ := filepath.Glob(filepath.Join(root, "plugins", step, "*.c"))
 	if len(own) == 0 {
-		t.Fatalf("plugins/%s holds no C: the builtin module has no %s step to compare", step, step)
+		return fmt.Errorf("plugins/%s holds no C: the builtin module has no %s step to compare", step, step)
 	}
 	for _, c := range own {
 		if rel := "plugins/" + step + "/" + filepath.Base(c); !listed[rel] {
-			t.Fatalf("%s is not in builtin/steps.wasm: run go generate ./builtin", rel)
+			return fmt.Errorf("%s is not in builtin/steps.wasm: run go generate ./builtin", rel)
 		}
 	}
+	return nil
 }
 
 // kinds are the kinds of descriptors, in the order the tests go through them (so that a seed
