@@ -35,7 +35,7 @@ func exportSearch(ptr, size uint32) uint64 {
 	var resp *Response
 	var req Request
 	if err := json.Unmarshal(requestBuf[:size:size], &req); err != nil {
-		resp = &Response{Error: "bad request: " + err.Error()}
+		resp = &Response{Error: fmt.Sprintf(textBadRequest, err)}
 	} else {
 		resp = Run(Env{FS: os.DirFS("/"), Getenv: os.Getenv, Logf: hostLogf, SystemResolve: systemResolve}, &req)
 	}
@@ -76,7 +76,7 @@ func hostSystemResolve(name unsafe.Pointer, nameLen uint32, out unsafe.Pointer, 
 
 func systemResolve(name string) (string, error) {
 	if name == "" {
-		return "", errors.New("empty name")
+		return "", errors.New(textEmptyName)
 	}
 	in := []byte(name)
 	out := make([]byte, 4096)
@@ -85,9 +85,9 @@ func systemResolve(name string) (string, error) {
 	case n == ResolveDenied:
 		return "", ErrNotGranted
 	case n == ResolveNotFound:
-		return "", errors.New("the system loader would not find it")
+		return "", errors.New(textLoaderNotFound)
 	case n < 0 || int(n) > len(out):
-		return "", fmt.Errorf("host answered %d", n)
+		return "", fmt.Errorf(textHostAnswered, n)
 	}
 	return string(out[:n]), nil
 }

@@ -22,7 +22,7 @@ type Env struct {
 }
 
 // ErrNotGranted is returned for a capability the plugin was not granted.
-var ErrNotGranted = errors.New("not granted by the host's config")
+var ErrNotGranted = errors.New(textNotGranted)
 
 // Resolve calls SystemResolve, or says the capability is missing.
 func (e Env) Resolve(name string) (string, error) {
@@ -63,7 +63,7 @@ func lookup(req *Request) (Plugin, error) {
 		if p, ok := registry[req.Entry]; ok {
 			return p, nil
 		}
-		return Plugin{}, fmt.Errorf("no search named %q in this plugin", req.Entry)
+		return Plugin{}, fmt.Errorf(textNoSuchSearch, req.Entry)
 	}
 	if len(registry) == 1 {
 		for _, p := range registry {
@@ -73,7 +73,7 @@ func lookup(req *Request) (Plugin, error) {
 	if p, ok := registry[req.Step]; ok {
 		return p, nil
 	}
-	return Plugin{}, fmt.Errorf("no search named %q in this plugin (has %s)", req.Step, strings.Join(describe().Names, ", "))
+	return Plugin{}, fmt.Errorf(textNoSuchSearchHas, req.Step, strings.Join(describe().Names, ", "))
 }
 
 func describe() Description {
@@ -93,7 +93,7 @@ func describe() Description {
 // Run runs the registered search for req; the wasm exports call it, and so can native tests.
 func Run(env Env, req *Request) *Response {
 	if req.ABI != Version {
-		return &Response{Error: fmt.Sprintf("abi version mismatch: host %d, plugin %d", req.ABI, Version)}
+		return &Response{Error: fmt.Sprintf(textVersionMismatch, req.ABI, Version)}
 	}
 	p, err := lookup(req)
 	if err != nil {
@@ -152,7 +152,7 @@ func Find(env Env, req *Request, resp *Response, dirs []string, foundVia string)
 	for _, dir := range dirs {
 		fi, err := env.Stat(dir)
 		if err != nil || !fi.IsDir() {
-			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: "no such directory"})
+			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: textNoSuchDirectory})
 			continue
 		}
 		var listing []fs.DirEntry
@@ -170,19 +170,19 @@ func Find(env Env, req *Request, resp *Response, dirs []string, foundVia string)
 			case err != nil:
 				continue
 			case fi.IsDir():
-				resp.Tried = append(resp.Tried, Attempt{Path: p, Reason: "is a directory"})
+				resp.Tried = append(resp.Tried, Attempt{Path: p, Reason: textIsDirectory})
 				continue
 			case req.Kind == KindHeaderDir:
-				resp.Candidates = append(resp.Candidates, Candidate{Path: dir, FoundVia: foundVia, Note: "holds " + name})
+				resp.Candidates = append(resp.Candidates, Candidate{Path: dir, FoundVia: foundVia, Note: fmt.Sprintf(textHolds, name)})
 			default:
 				resp.Candidates = append(resp.Candidates, Candidate{Path: p, FoundVia: foundVia})
 			}
 			found = true
 		}
 		if !found {
-			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: "none of " + strings.Join(names, ", ")})
+			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: fmt.Sprintf(textNoneOf, strings.Join(names, ", "))})
 		}
-		env.logf("searched %s", dir)
+		env.logf(textSearched, dir)
 	}
 }
 
@@ -207,10 +207,10 @@ func (e Env) EnvDir(resp *Response, name string) (string, bool) {
 	v := e.Lookupenv(name)
 	switch {
 	case v == "":
-		resp.Tried = append(resp.Tried, Attempt{Path: "$" + name, Reason: "not set"})
+		resp.Tried = append(resp.Tried, Attempt{Path: "$" + name, Reason: textNotSet})
 		return "", false
 	case !path.IsAbs(v):
-		resp.Tried = append(resp.Tried, Attempt{Path: v, Reason: "$" + name + " is a relative path: refused, never resolved against the working directory"})
+		resp.Tried = append(resp.Tried, Attempt{Path: v, Reason: fmt.Sprintf(textRelativeEnvDir, name)})
 		return "", false
 	}
 	return path.Clean(v), true

@@ -1,6 +1,6 @@
 // Package builtin is what ships inside the binary: the first-party search steps compiled into one
-// wasm module (C against wasi-libc, from builtin/steps; the Go packages under plugins/ are their
-// reference), and the NVIDIA descriptor pack.
+// wasm module (each step's C from plugins/<name>, beside its Go reference, with the C SDK from abi/c;
+// go generate ./builtin builds it), the default configuration and the NVIDIA descriptor pack.
 package builtin
 
 import (
@@ -38,10 +38,6 @@ func DefaultConfig() []byte { return defaultConfig }
 
 // NVIDIAPack returns the NVIDIA descriptor pack.
 func NVIDIAPack() []byte { return nvidiaPack }
-
-// Steps are the step names the builtin module registers; each Go reference also builds alone as a
-// plugin from plugins/<name>/wasm.
-var steps = [...]string{"canary", "conda", "envroots", "programfiles", "wheels"}
 
 // IsStep reports whether name is a builtin step.
 func IsStep(name string) bool {

@@ -12,7 +12,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/builtin/internal/wasmbuild"
 )
 
-const regenerate = "run `go generate ./builtin` and commit builtin/steps.wasm and builtin/steps.wasm.sum"
+const regenerate = "run `go generate ./builtin` and commit builtin/steps.wasm, steps.wasm.sum and steps_gen.*"
 
 // TestStepsModuleMatchesSources fails when a source of the builtin module changed after the module
 // was generated, or when the embedded module is not the one the manifest recorded.
@@ -71,7 +71,7 @@ func TestStepsModuleRebuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, StepsModule()) {
-		t.Fatalf("rebuilding builtin/steps gives a different module (%d bytes, embedded %d); %s", len(got), len(StepsModule()), regenerate)
+		t.Fatalf("rebuilding the steps module gives a different one (%d bytes, embedded %d); %s", len(got), len(StepsModule()), regenerate)
 	}
 }
 
@@ -83,5 +83,46 @@ func TestIsStep(t *testing.T) {
 	}
 	if IsStep("system") {
 		t.Error("system is a host step, not a builtin plugin")
+	}
+}
+
+// TestStepTablesMatchPlugins fails when the step tables (steps_gen.go, steps_gen.c) are not what the
+// step folders under plugins/ and their Go make today.
+func TestStepTablesMatchPlugins(t *testing.T) {
+	plugins, err := wasmbuild.Steps("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goSrc, cSrc, err := wasmbuild.Tables(plugins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		path string
+		want []byte
+	}{{"steps_gen.go", goSrc}, {"steps_gen.c", cSrc}} {
+		got, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, f.want) {
+			t.Errorf("builtin/%s is stale; %s\nhave:\n%s\nwant:\n%s", f.path, regenerate, got, f.want)
+		}
+	}
+}
+
+// TestEveryStepIsCompared: every step the module ships is compared with its Go reference, in its
+// own folder (plugins/<name>/*_test.go calls steptest.MatchReference).
+func TestEveryStepIsCompared(t *testing.T) {
+	for _, name := range steps {
+		tests, _ := filepath.Glob(filepath.Join("..", "plugins", name, "*_test.go"))
+		found := false
+		for _, f := range tests {
+			b, _ := os.ReadFile(f)
+			found = found || bytes.Contains(b, []byte("steptest.MatchReference(t, Plugin"))
+		}
+		if !found {
+			t.Errorf("no test in plugins/%s calls steptest.MatchReference: its C is never compared with its Go", name)
+		}
 	}
 }

@@ -1,6 +1,7 @@
-// Command gen rebuilds builtin/steps.wasm from the C sources in builtin/steps with clang, and records
-// the compiler and a hash of every source file in builtin/steps.wasm.sum so a test can tell when the
-// module is stale. Run it as `go generate ./builtin` from the repository root.
+// Command gen writes the step tables (builtin/steps_gen.go and steps_gen.c, from each step's
+// abi.Plugin under plugins/), rebuilds builtin/steps.wasm from the C of every step and of the SDK
+// with clang, and records the compiler and a hash of every source in builtin/steps.wasm.sum so a
+// test can tell when the module is stale. Run it as `go generate ./builtin`.
 package main
 
 import (

@@ -1,77 +1,34 @@
-// The guest side of pathfinder's plugin ABI (version 1) in C against wasi-libc: the request and
-// response, the shared search (find), paths, the sandbox's file system and environment. The Go SDK in
-// abi/ is the reference; this is the same contract with a runtime small enough that a fresh process
-// compiles and starts it in milliseconds (docs/performance.md).
+// The guest side of pathfinder's plugin ABI in C against wasi-libc: the shared search (find), paths,
+// the sandbox's file system and environment, memory, and the exports (sdk.c). The Go SDK in abi/ is
+// the reference; what this copies from it (the version, the request's and response's types and
+// JSON, the texts) is generated into contract.h and contract.c by go generate ./abi. A runtime this
+// small lets a fresh process compile and start the module in milliseconds (docs/performance.md).
 #ifndef PATHFINDER_SDK_H
 #define PATHFINDER_SDK_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-// A list of strings, in order.
-typedef struct {
-	const char **v;
-	int n, cap;
-} strs;
-
-typedef struct {
-	const char *os, *arch; // GOOS and GOARCH spellings
-} platform;
-
-// A descriptor; field names follow abi.Library.
-typedef struct {
-	const char *name;
-	strs linux_sonames, windows_dlls, linux_files, windows_files;
-	strs conda_rel_dirs_linux, conda_rel_dirs_windows;
-	strs site_packages_linux, site_packages_windows;
-	strs anchor_rel_dirs_linux, anchor_rel_dirs_windows;
-	strs install_root_env_vars, install_root_rel_dirs;
-	strs canary_anchors, program_files_dirs_windows;
-} library;
-
-typedef struct {
-	const char *path, *role;
-} root;
-
-typedef struct {
-	int abi;
-	const char *step, *entry, *kind;
-	platform platform;
-	library library;
-	root *roots;
-	int nroots;
-} request;
-
-typedef struct {
-	const char *path, *found_via, *note;
-} candidate;
-
-typedef struct {
-	const char *path, *reason;
-} attempt;
-
-typedef struct {
-	candidate *candidates;
-	int ncandidates, capcandidates;
-	attempt *tried;
-	int ntried, captried;
-	const char *error;
-} response;
+#include "contract.h"
 
 // A registered search, as abi.Plugin.
 typedef struct {
-	const char *name;
-	const char *const *env; // NULL-terminated
+	const char *name, *version;
+	const char *const *env; // the variables it reads; NULL-terminated, or NULL
 	void (*search)(const request *, response *);
 } plugin;
 
-// The searches this module registers (steps.c), sorted by name, NULL-terminated.
+// The searches this module registers, sorted by name, NULL-terminated. For the builtin module
+// go generate ./builtin writes them (builtin/steps_gen.c) from each step's abi.Plugin in Go.
 extern const plugin *const plugins[];
 
 // Memory: everything below is allocated from an arena that lives until the next request.
 void *alloc(size_t n);
+void *grow(void *v, int n, int *cap, size_t elem); // v with room for one more of n elements
 char *dup(const char *s);
 char *cat(const char *s, ...); // concatenation of NULL-terminated arguments
+const char *decimal(long long v);
+const char *quote(const char *s); // as Go's %q for ASCII; other valid UTF-8 is kept as is
 void push(strs *l, const char *s);
 const char *joined(strs l, const char *sep);
 
@@ -80,12 +37,15 @@ char *path_join(const char *a, const char *b);
 char *path_clean(const char *p);
 char *path_dir(const char *p);
 bool path_is_abs(const char *p);
+strs under(const char *root, strs rels); // root joined with each of rels
 
+// The request's platform and descriptor, as abi.Platform's and abi.Library's methods.
 bool is_windows(const request *rq);
 const char *triple(platform p);
 strs expand(platform p, strs dirs); // "{triple}" replaced
 strs file_names(const request *rq);
 strs anchor_dirs(const request *rq);
+const char *toolkit_root(const char *lib); // abi.ToolkitRoot; NULL when not in a toolkit layout
 
 // The sandbox.
 bool is_dir(const char *p);

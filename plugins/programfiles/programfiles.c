@@ -1,136 +1,13 @@
-// The first-party search steps: wheels, conda, envroots, canary and programfiles. Each is the C form
-// of the Go package of the same name under plugins/, which documents it and is its reference: the
-// builtin tests run both over the same trees and require the same answers. One difference by design:
-// case folding on a Windows target is ASCII-only here (NVIDIA's names are ASCII), Unicode in Go.
+//go:build ignore
+
+// The programfiles step in C, as the builtin module ships it: programfiles.go is its reference
+// (and documents the globs and the version order), and programfiles_c_test.go runs both over the
+// same trees and fuzzes the globs. One difference by design: case folding on a Windows target is
+// ASCII-only here (NVIDIA's names are ASCII), Unicode in Go.
+// The build constraint keeps the go tool, which refuses C files in a package without cgo, off it.
 #include "sdk.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-// wheels: the descriptor's sub-directories of each granted site-packages directory, sub-directory
-// first, so nvidia/cu13/lib in any site directory beats nvidia/cuda_runtime/lib in the first.
-static void wheels(const request *rq, response *rs) {
-	strs sites = {0}, dirs = {0};
-	for (int i = 0; i < rq->nroots; i++)
-		if (!strcmp(rq->roots[i].role, "site-packages"))
-			push(&sites, rq->roots[i].path);
-	if (sites.n == 0) {
-		add_tried(rs, "", "no site-packages directory found");
-		return;
-	}
-	const library *l = &rq->library;
-	strs subs = expand(rq->platform, is_windows(rq) ? l->site_packages_windows : l->site_packages_linux);
-	for (int s = 0; s < subs.n; s++)
-		for (int i = 0; i < sites.n; i++)
-			push(&dirs, path_join(sites.v[i], subs.v[s]));
-	find(rq, rs, dirs, "site-packages");
-}
-
-static strs under(const char *root, strs rels) {
-	strs out = {0};
-	for (int i = 0; i < rels.n; i++)
-		push(&out, path_join(root, rels.v[i]));
-	return out;
-}
-
-// conda: the descriptor's directories under $CONDA_PREFIX; a dynamic library that declares none is
-// searched as in a toolkit root, with its anchor directories (Windows: under Library).
-static void conda(const request *rq, response *rs) {
-	const char *prefix = env_dir(rs, "CONDA_PREFIX");
-	if (!prefix)
-		return;
-	const library *l = &rq->library;
-	strs rels = is_windows(rq) ? l->conda_rel_dirs_windows : l->conda_rel_dirs_linux;
-	if (rels.n == 0 && l->linux_files.n + l->windows_files.n == 0)
-		find(rq, rs, under(is_windows(rq) ? path_join(prefix, "Library") : prefix, anchor_dirs(rq)), "conda");
-	else
-		find(rq, rs, under(prefix, expand(rq->platform, rels)), "conda");
-}
-
-// envroots: the descriptor's install-root variables in order, then CUDA_PATH, else CUDA_HOME.
-static void envroots(const request *rq, response *rs) {
-	const library *l = &rq->library;
-	strs rels = l->install_root_rel_dirs.n ? l->install_root_rel_dirs : anchor_dirs(rq);
-	for (int i = 0; i < l->install_root_env_vars.n; i++) {
-		const char *name = l->install_root_env_vars.v[i], *root = env_dir(rs, name);
-		if (root)
-			find(rq, rs, under(root, rels), name);
-	}
-	const char *name = "CUDA_PATH";
-	if (!*lookup_env(name)) {
-		add_tried(rs, "$CUDA_PATH", "not set");
-		name = "CUDA_HOME";
-	}
-	const char *root = env_dir(rs, name);
-	if (root)
-		find(rq, rs, under(root, anchor_dirs(rq)), name);
-}
-
-// toolkit_root is abi.ToolkitRoot: the directory above lib64, lib, targets/<triple>/lib(64), bin/<x>
-// or bin, whichever the library's directory ends in; NULL when none.
-static const char *toolkit_root(const char *lib) {
-	char *dir = path_dir(lib);
-	while (*dir == '/')
-		dir++;
-	size_t len = strlen(dir);
-	while (len && dir[len - 1] == '/')
-		dir[--len] = 0;
-	strs parts = {0};
-	for (char *p = dir, *slash;; p = slash + 1) {
-		slash = strchr(p, '/');
-		if (slash)
-			*slash = 0;
-		push(&parts, p);
-		if (!slash)
-			break;
-	}
-	int n = parts.n, strip;
-#define AT(i) ((i) >= 0 && (i) < n ? parts.v[i] : "")
-	const char *last = AT(n - 1);
-	bool lib_dir = !strcmp(last, "lib") || !strcmp(last, "lib64");
-	if (lib_dir && !strcmp(AT(n - 3), "targets"))
-		strip = 3;
-	else if (lib_dir)
-		strip = 1;
-	else if (!strcmp(AT(n - 2), "bin"))
-		strip = 2;
-	else if (!strcmp(last, "bin"))
-		strip = 1;
-	else
-		return NULL;
-#undef AT
-	if (strip >= n)
-		return NULL;
-	parts.n = n - strip;
-	return cat("/", joined(parts, "/"), NULL);
-}
-
-// canary: where the host's model of the system loader finds each canary, the toolkit root around it,
-// and the anchor directories there.
-static void canary(const request *rq, response *rs) {
-	const library *l = &rq->library;
-	if (l->canary_anchors.n == 0) {
-		add_tried(rs, "", "the descriptor names no canary library");
-		return;
-	}
-	for (int i = 0; i < l->canary_anchors.n; i++) {
-		const char *name = l->canary_anchors.v[i], *why = NULL;
-		const char *p = system_resolve(name, &why);
-		if (!p) {
-			add_tried(rs, name, cat("canary: ", why, NULL));
-			continue;
-		}
-		const char *root = toolkit_root(p);
-		if (!root) {
-			add_tried(rs, p, cat("canary ", name, " is not in a toolkit layout (lib64, lib, targets/<triple>/lib, bin): no root to derive", NULL));
-			continue;
-		}
-		logf_(cat("canary ", name, " at ", p, ": toolkit root ", root, NULL));
-		find(rq, rs, under(root, anchor_dirs(rq)), "system-ctk-root");
-	}
-}
-
-// ---- programfiles: globs under Program Files, newest version first (plugins/programfiles) ----
 
 // Go's path.Match, byte for byte: '*', '?', classes with ranges and '^'. On a bad pattern it returns -1.
 static int decode_rune(const char *s, int *r) {
@@ -449,7 +326,7 @@ static void walk(walker *w, const char *base, strs *entries, int n) {
 	}
 }
 
-static void programfiles(const request *rq, response *rs) {
+void search_programfiles(const request *rq, response *rs) {
 	strs globs = is_windows(rq) ? expand(rq->platform, rq->library.program_files_dirs_windows) : (strs){0};
 	if (globs.n == 0) {
 		logf_(cat("no Program Files directories to search for \"", rq->library.name, "\" on ", rq->platform.os, "/", rq->platform.arch, NULL));
@@ -472,16 +349,3 @@ static void programfiles(const request *rq, response *rs) {
 	walk(&w, root, entries, n);
 	find(rq, rs, w.seen, "ProgramFiles");
 }
-
-static const char *const conda_env[] = {"CONDA_PREFIX", NULL};
-static const char *const envroots_env[] = {"CUDA_PATH", "CUDA_HOME", NULL};
-static const char *const programfiles_env[] = {"ProgramW6432", "ProgramFiles", NULL};
-
-const plugin *const plugins[] = {
-	&(const plugin){"canary", NULL, canary},
-	&(const plugin){"conda", conda_env, conda},
-	&(const plugin){"envroots", envroots_env, envroots},
-	&(const plugin){"programfiles", programfiles_env, programfiles},
-	&(const plugin){"wheels", NULL, wheels},
-	NULL,
-};

@@ -1,0 +1,390 @@
+// Package steptest runs a first-party step's two forms over the same trees and requires the same
+// answers: the C that ships in the builtin module (builtin.StepsModule, built from plugins/<name>/*.c)
+// and the Go reference (the step's abi.Plugin). Each plugins/<name> calls MatchReference from its
+// <name>_c_test.go, for every descriptor of the NVIDIA pack, every platform and the env cases the
+// steps tell apart, comparing candidates, attempts and log lines.
+package steptest
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Options says what a step needs beyond a tree and variables.
+type Options struct {
+	// SystemResolve: the step asks the host where the OS loader finds a library; it is run once
+	// more under each answer the test knows (a toolkit layout, none, not found, not granted).
+	SystemResolve bool
+}
+
+// Platforms are the platforms every step is compared on.
+var Platforms = []abi.Platform{{OS: "linux", Arch: "amd64"}, {OS: "linux", Arch: "arm64"}, {OS: "windows", Arch: "amd64"}, {OS: "windows", Arch: "arm64"}}
+
+// MatchReference compares the builtin module's p.Name with p over two random universes.
+func MatchReference(t *testing.T, p abi.Plugin, opt Options) {
+	CheckModule(t, p.Name)
+	Register(p)
+	for seed := range uint64(2) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { compare(t, p.Name, seed, opt) })
+	}
+}
+
+var (
+	registered   = map[string]bool{}
+	registeredMu sync.Mutex
+)
+
+// Register registers p with abi once, so that Reference runs it as a Go guest would.
+func Register(p abi.Plugin) {
+	registeredMu.Lock()
+	defer registeredMu.Unlock()
+	if !registered[p.Name] {
+		abi.Register(p)
+		registered[p.Name] = true
+	}
+}
+
+// CheckModule fails the test when a source the builtin module was built from changed since, or when
+// a C file of the step is not one of them: the comparison would test another C than the one here.
+func CheckModule(t testing.TB, step string) {
+	t.Helper()
+	if err := checkSources(filepath.Join("..", ".."), step); err != nil { // a step's tests run in plugins/<name>
+		t.Fatal(err)
+	}
+}
+
+func checkSources(root, step string) error {
+	f, err := os.Open(filepath.Join(root, "builtin", "steps.wasm.sum"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	listed := map[string]bool{}
+	for s := bufio.NewScanner(f); s.Scan(); {
+		hash, file, ok := strings.Cut(s.Text(), "  ")
+		if !ok || file == "builtin/steps.wasm" {
+			continue
+		}
+		listed[file] = true
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
+		if sum := sha256.Sum256(data); err != nil || hex.EncodeToString(sum[:]) != hash {
+			return fmt.Errorf("%s changed after builtin/steps.wasm was built: run go generate ./builtin", file)
+		}
+	}
+	own, _ := filepath.Glob(filepath.Join(root, "plugins", step, "*.c"))
+	if len(own) == 0 {
+		return fmt.Errorf("plugins/%s holds no C: the builtin module has no %s step to compare", step, step)
+	}
+	for _, c := range own {
+		if rel := "plugins/" + step + "/" + filepath.Base(c); !listed[rel] {
+			return fmt.Errorf("%s is not in builtin/steps.wasm: run go generate ./builtin", rel)
+		}
+	}
+	return nil
+}
+
+// kinds are the kinds of descriptors, in the order the tests go through them (so that a seed
+// always builds the same universe).
+var kinds = []abi.Kind{abi.KindDynamicLib, abi.KindHeaderDir, abi.KindBinary, abi.KindStaticLib, abi.KindBitcode}
+
+// PackDescriptors returns every descriptor of the builtin pack with its kind.
+func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Library {
+	var pack struct {
+		Library   []abi.Library `toml:"library"`
+		Header    []abi.Library `toml:"header"`
+		Binary    []abi.Library `toml:"binary"`
+		StaticLib []abi.Library `toml:"static_lib"`
+		Bitcode   []abi.Library `toml:"bitcode"`
+	}
+	if _, err := toml.Decode(string(builtin.NVIDIAPack()), &pack); err != nil {
+		t.Fatal(err)
+	}
+	return map[abi.Kind][]abi.Library{abi.KindDynamicLib: pack.Library, abi.KindHeaderDir: pack.Header,
+		abi.KindBinary: pack.Binary, abi.KindStaticLib: pack.StaticLib, abi.KindBitcode: pack.Bitcode}
+}
+
+// compiled is shared by every Runtime of a test binary: the module is compiled once.
+var compiled = wazero.NewCompilationCache()
+
+// Runtime is the builtin module compiled, with the host functions a test controls.
+type Runtime struct {
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	universe string
+	log      []string
+	resolve  func(string) (string, error)
+}
+
+// NewRuntime returns a Runtime whose guests see universe, read-only.
+func NewRuntime(t testing.TB, universe string) *Runtime {
+	ctx := context.Background()
+	r := &Runtime{rt: wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(compiled)), universe: universe}
+	t.Cleanup(func() { r.rt.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, r.rt)
+	_, err := r.rt.NewHostModuleBuilder(abi.ImportModule).
+		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n uint32) {
+		b, _ := m.Memory().Read(ptr, n)
+		r.log = append(r.log, string(b))
+	}).Export(abi.ImportLog).
+		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n, out, cap uint32) int32 {
+		if r.resolve == nil {
+			return abi.ResolveDenied
+		}
+		name, _ := m.Memory().Read(ptr, n)
+		p, err := r.resolve(string(name))
+		switch {
+		case err == abi.ErrNotGranted:
+			return abi.ResolveDenied
+		case err != nil:
+			return abi.ResolveNotFound
+		case len(p) > int(cap):
+			return abi.ResolveTooLong
+		}
+		m.Memory().Write(out, []byte(p))
+		return int32(len(p))
+	}).Export(abi.ImportSystemResolve).
+		Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.compiled, err = r.rt.CompileModule(ctx, builtin.StepsModule()); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Guest is an instance of the module with one environment, the universe mounted read-only.
+type Guest struct {
+	*Runtime
+	Module api.Module
+}
+
+// Guest instantiates the module with the variables env.
+func (r *Runtime) Guest(t testing.TB, env map[string]string) Guest {
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
+		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(r.universe, r.universe))
+	for k, v := range env {
+		cfg = cfg.WithEnv(k, v)
+	}
+	mod, err := r.rt.InstantiateModule(context.Background(), r.compiled, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Guest{r, mod}
+}
+
+// Search runs one request in the guest and returns its response and log lines.
+func (g Guest) Search(t testing.TB, req *abi.Request, resolve func(string) (string, error)) (*abi.Response, []string) {
+	g.log, g.resolve = nil, resolve
+	in, _ := json.Marshal(req)
+	out := g.Raw(t, in)
+	var resp abi.Response
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("%s %s: response %q: %v", req.Step, req.Library.Name, out, err)
+	}
+	return &resp, g.log
+}
+
+// Raw sends the request bytes in and returns the response's bytes.
+func (g Guest) Raw(t testing.TB, in []byte) []byte {
+	ctx := context.Background()
+	r, err := g.Module.ExportedFunction(abi.ExportAlloc).Call(ctx, uint64(len(in)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Module.Memory().Write(uint32(r[0]), in)
+	r, err = g.Module.ExportedFunction(abi.ExportSearch).Call(ctx, r[0], uint64(len(in)))
+	if err != nil {
+		t.Fatalf("request %q: %v", in, err)
+	}
+	out, _ := g.Module.Memory().Read(uint32(r[0]>>32), uint32(r[0]))
+	return out
+}
+
+// Reference runs the same request through the registered Go plugin, with the request and the
+// response encoded as they cross between a Go guest and the host (invalid UTF-8 becomes U+FFFD).
+func Reference(req *abi.Request, env map[string]string, resolve func(string) (string, error)) (*abi.Response, []string) {
+	var log []string
+	e := abi.Env{FS: os.DirFS("/"), Getenv: func(k string) string { return env[k] },
+		Logf: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }, SystemResolve: resolve}
+	var sent abi.Request
+	b, _ := json.Marshal(req)
+	json.Unmarshal(b, &sent)
+	b, _ = json.Marshal(abi.Run(e, &sent))
+	var resp abi.Response
+	json.Unmarshal(b, &resp)
+	return &resp, log
+}
+
+// Universe builds one tree holding every descriptor's files in a random selection of the places the
+// steps look: site-packages, a conda prefix, a toolkit root, install roots, Program Files version
+// trees; some as the older name, some as a directory, some in another case.
+func Universe(t testing.TB, seed uint64) (dir string, env map[string]string) {
+	dir = t.TempDir()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	env = map[string]string{
+		"CONDA_PREFIX": filepath.Join(dir, "conda"), "CUDA_PATH": filepath.Join(dir, "cuda"),
+		"ProgramW6432": filepath.Join(dir, "pf"),
+	}
+	write := func(p string, windows bool) {
+		switch rng.IntN(6) {
+		case 0:
+			return
+		case 1:
+			os.MkdirAll(p, 0o755)
+			return
+		case 2:
+			if windows {
+				p = filepath.Join(filepath.Dir(p), strings.ToUpper(filepath.Base(p)))
+			}
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	versions := []string{"v9.10", "v9.9", "v9.10.1", "v9.x-rc", "V9.8", "v9.9-rc1", "v10", "v9.010", "12.9", "12.8", "13.0", "x64", "arm64", "X64", "[odd]"}
+	descriptors := PackDescriptors(t)
+	for _, kind := range kinds {
+		for _, lib := range descriptors[kind] {
+			for _, p := range Platforms {
+				names := lib.FileNames(p)
+				if len(names) == 0 {
+					continue
+				}
+				win := p.OS == "windows"
+				pick := func() string { return names[rng.IntN(len(names))] }
+				var dirs []string
+				for _, sub := range lib.SitePackagesDirs(p) {
+					dirs = append(dirs, path.Join(dir, "site1", sub), path.Join(dir, "site2", sub))
+				}
+				for _, rel := range lib.CondaDirs(p) {
+					dirs = append(dirs, path.Join(dir, "conda", rel))
+				}
+				for _, rel := range append(lib.AnchorDirs(p), lib.InstallRootRelDirs...) {
+					dirs = append(dirs, path.Join(dir, "cuda", rel))
+					for _, v := range lib.InstallRootEnvVars {
+						env[v] = path.Join(dir, "roots", v)
+						dirs = append(dirs, path.Join(dir, "roots", v, rel))
+					}
+				}
+				for _, g := range lib.ProgramFilesDirs(p) {
+					for range 3 {
+						d := path.Join(dir, "pf")
+						for _, seg := range strings.Split(g, "/") {
+							if strings.ContainsAny(seg, "*?[") {
+								for _, v := range rng.Perm(len(versions)) {
+									if ok, _ := path.Match(seg, versions[v]); ok {
+										seg = versions[v]
+										break
+									}
+								}
+							}
+							d = path.Join(d, seg)
+						}
+						dirs = append(dirs, d)
+					}
+				}
+				for _, d := range dirs {
+					if kind == abi.KindHeaderDir {
+						write(path.Join(d, pick()), false)
+					} else {
+						write(path.Join(d, pick()), win)
+					}
+				}
+			}
+		}
+	}
+	// A symlink to a version directory, and a file where a version directory could be.
+	os.MkdirAll(filepath.Join(dir, "pf/NVIDIA/CUDNN"), 0o755)
+	os.Symlink("v9.9", filepath.Join(dir, "pf/NVIDIA/CUDNN/v9.11"))
+	os.WriteFile(filepath.Join(dir, "pf/NVIDIA/CUDNN/v9.12"), nil, 0o644)
+	return dir, env
+}
+
+func compare(t *testing.T, step string, seed uint64, opt Options) {
+	dir, full := Universe(t, seed)
+	without := func(drop ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range full {
+			m[k] = v
+		}
+		for _, k := range drop {
+			delete(m, k)
+		}
+		return m
+	}
+	homeOnly := without("CUDA_PATH", "ProgramW6432")
+	homeOnly["CUDA_HOME"] = full["CUDA_PATH"]
+	homeOnly["ProgramFiles"] = full["ProgramW6432"]
+	relative := without()
+	relative["CONDA_PREFIX"], relative["CUDA_PATH"], relative["ProgramW6432"] = "conda", "cuda", "pf"
+	envs := []map[string]string{full, homeOnly, relative, {}}
+	rt := NewRuntime(t, dir)
+	var guests []Guest
+	for _, env := range envs {
+		guests = append(guests, rt.Guest(t, env))
+	}
+
+	cuda := filepath.Join(dir, "cuda")
+	resolvers := map[string]func(string) (string, error){
+		"lib64":     func(n string) (string, error) { return path.Join(cuda, "lib64", n), nil },
+		"targets":   func(n string) (string, error) { return path.Join(cuda, "targets/x86_64-linux/lib", n), nil },
+		"bin/x64":   func(n string) (string, error) { return path.Join(cuda, "bin/x64", n), nil },
+		"no layout": func(n string) (string, error) { return path.Join(cuda, "share", n), nil },
+		"root":      func(n string) (string, error) { return "/" + n, nil },
+		"not found": func(string) (string, error) { return "", fmt.Errorf("the system loader would not find it") },
+		"denied":    func(string) (string, error) { return "", abi.ErrNotGranted },
+	}
+	sites := []abi.Root{{Path: path.Join(dir, "site1"), Role: abi.RoleSitePackages}, {Path: path.Join(dir, "other")}, {Path: path.Join(dir, "site2"), Role: abi.RoleSitePackages}}
+	calls, found := 0, 0
+	descriptors := PackDescriptors(t)
+	for _, kind := range kinds {
+		for _, lib := range descriptors[kind] {
+			for _, p := range Platforms {
+				for e, env := range envs {
+					rs := map[string]func(string) (string, error){"": nil}
+					if opt.SystemResolve && e == 0 {
+						rs = resolvers
+					}
+					for rname, resolve := range rs {
+						req := &abi.Request{ABI: abi.Version, Step: step, Entry: step, Kind: kind, Platform: p, Library: lib, Roots: sites}
+						if e == 3 {
+							req.Roots = nil
+						}
+						want, wantLog := Reference(req, env, resolve)
+						got, gotLog := guests[e].Search(t, req, resolve)
+						calls++
+						found += len(got.Candidates)
+						if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotLog, wantLog) {
+							t.Fatalf("%s %s %q on %s, env %d, resolver %q:\nC:  %+v\n    log %q\nGo: %+v\n    log %q", step, kind, lib.Name, p, e, rname, got, gotLog, want, wantLog)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Each step finds in few of the places it is asked about (programfiles: Windows descriptors
+	// with Program Files globs only), but an empty universe would agree on everything.
+	if found*40 < calls {
+		t.Fatalf("only %d candidates in %d searches: the universe is too sparse to compare much", found, calls)
+	}
+	t.Logf("%d searches agree (%d candidates)", calls, found)
+}
