@@ -25,7 +25,8 @@ const (
 	ImportLog      = "log" // (ptr, len i32)
 	// ImportSystemResolve asks where the OS loader would find a library of the catalog, by name:
 	// (name ptr, name len, out ptr, out cap i32) -> i32, the path's length written at out, or a
-	// ResolveErr code. The host answers only plugins granted CapabilitySystemResolve.
+	// Resolve* code (ResolveDenied, ResolveNotFound, ResolveTooLong). The host answers only plugins
+	// granted CapabilitySystemResolve.
 	ImportSystemResolve = "system_resolve"
 )
 
