@@ -136,10 +136,11 @@ func (c *cli) flagValues(name, prefix, cur string, given map[string]string) []st
 		}
 		return values
 	}
-	for i, v := range values {
-		values[i] = prefix + v
+	var out []string // values is targets or formats: never written to
+	for _, v := range values {
+		out = append(out, prefix+v)
 	}
-	return withPrefix(prefix+cur, values)
+	return withPrefix(prefix+cur, out)
 }
 
 // positional completes an argument of cmd, given the arguments before it and the flags set.

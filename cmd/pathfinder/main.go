@@ -49,10 +49,10 @@ func init() {
 		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
 		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},
 		{"packs", "", "list the descriptor packs that were read, what each defines, and where packs are looked for", cmdPacks},
-		{"plugins", "", "list every search step: the host's own (already-loaded, system) and each plugin's source, sha256, ABI version and grants", cmdPlugins},
+		{"plugins", "", "list every search step: the host's own and what each looks at, then each plugin's source, sha256, ABI version and grants", cmdPlugins},
 		{"config", "[check FILE]", "print the effective configuration and where each value came from, or check one file", cmdConfig},
 		{"plugin", "new NAME [DIR]", "create a search plugin that builds and passes its own test, to start from", cmdPlugin},
-		{"completion", "bash|zsh|fish", "print a shell completion script", cmdCompletion},
+		{"completion", "bash|zsh|fish", "print a shell completion script: commands, flags, their values, and the names of the --kind given", cmdCompletion},
 		{"help", "[COMMAND]", "show help for a command", cmdHelp},
 	}
 }
