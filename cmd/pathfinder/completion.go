@@ -81,7 +81,7 @@ func (c *cli) completions(before []string, cur string) []string {
 		}
 		if !hasValue && !isBoolFlag(f) {
 			if i+1 == len(before) {
-				return c.flagValues(name, "", cur, given) // cur is this flag's value
+				return flagValues(name, "", cur) // cur is this flag's value
 			}
 			i++
 			value = before[i]
@@ -91,7 +91,7 @@ func (c *cli) completions(before []string, cur string) []string {
 	if !endFlags && strings.HasPrefix(cur, "-") {
 		if name, value, ok := strings.Cut(strings.TrimLeft(cur, "-"), "="); ok {
 			if f := fs.Lookup(name); f != nil && !isBoolFlag(f) {
-				return c.flagValues(name, cur[:len(cur)-len(value)], value, given)
+				return flagValues(name, cur[:len(cur)-len(value)], value)
 			}
 			return nil
 		}
@@ -109,7 +109,7 @@ func (c *cli) completions(before []string, cur string) []string {
 
 // flagValues completes the value of flag name: prefix is what comes before the value in the word
 // ("--kind=" or "").
-func (c *cli) flagValues(name, prefix, cur string, given map[string]string) []string {
+func flagValues(name, prefix, cur string) []string {
 	var values []string
 	switch name {
 	case "config":

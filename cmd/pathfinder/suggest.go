@@ -5,18 +5,21 @@ import (
 	"strings"
 )
 
-// didYouMean returns "; did you mean X?" (each X written with format, "%q" or "--%s") when s looks
-// like a typo of some of options, else "".
+// didYouMean returns ` (did you mean X?)`, as the host words it for a library, when s looks like a
+// typo of some of options (each X written with format, "%q" or "--%s"), else "".
 func didYouMean(s string, options []string, format string) string {
 	near := nearest(s, options)
 	if len(near) == 0 {
 		return ""
 	}
-	quoted := make([]string, len(near))
+	q := make([]string, len(near))
 	for i, n := range near {
-		quoted[i] = fmt.Sprintf(format, n)
+		q[i] = fmt.Sprintf(format, n)
 	}
-	return "; did you mean " + strings.Join(quoted, " or ") + "?"
+	if len(q) == 1 {
+		return " (did you mean " + q[0] + "?)"
+	}
+	return " (did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + "?)"
 }
 
 // didYouMeanOrValid is didYouMean for a value from a short fixed list: without a near one, it lists them.

@@ -82,7 +82,7 @@ func TestUsageErrors_usageLine(t *testing.T) {
 		want string // the first line, after "pathfinder: CMD: "
 	}{
 		{[]string{"find"}, "no library named; 'pathfinder list' lists them"},
-		{[]string{"find", "cudart", "--jsn"}, "unknown flag --jsn; did you mean --json?"},
+		{[]string{"find", "cudart", "--jsn"}, "unknown flag --jsn (did you mean --json?)"},
 		{[]string{"find", "cudart", "--kind"}, "flag --kind needs a value"},
 		{[]string{"find", "cudart", "--kind", "shader"}, `--kind: unknown kind "shader" (valid: dynamic-lib, header-dir, binary, static-lib, bitcode)`},
 		{[]string{"find", "cudart", "--target", "plan9/mips"}, `--target: unknown target "plan9/mips" (valid: linux/amd64, linux/arm64, windows/amd64, windows/arm64)`},
@@ -90,9 +90,9 @@ func TestUsageErrors_usageLine(t *testing.T) {
 		{[]string{"load"}, "no library named; 'pathfinder list' lists them"},
 		{[]string{"load", "cudart", "--target", "windows/amd64"}, "unknown flag --target"},
 		{[]string{"explain"}, "takes one library name"},
-		{[]string{"explain", "cudart", "--kind", "headerdir"}, `--kind: unknown kind "headerdir"; did you mean "header-dir"?`},
+		{[]string{"explain", "cudart", "--kind", "headerdir"}, `--kind: unknown kind "headerdir" (did you mean "header-dir"?)`},
 		{[]string{"list", "cudart"}, "takes no arguments"},
-		{[]string{"list", "--kind", "binry"}, `--kind: unknown kind "binry"; did you mean "binary"?`},
+		{[]string{"list", "--kind", "binry"}, `--kind: unknown kind "binry" (did you mean "binary"?)`},
 		{[]string{"list", "--target", "windows"}, `--target: unknown target "windows" (valid: linux/amd64, linux/arm64, windows/amd64, windows/arm64)`},
 		{[]string{"doctor", "cudart"}, "takes no arguments"},
 		{[]string{"driver", "cudart"}, "takes no arguments"},
@@ -140,23 +140,23 @@ func TestDidYouMean(t *testing.T) {
 		args   []string
 		stderr string // the first line
 	}{
-		{[]string{"fnd", "cudart"}, `pathfinder: unknown command "fnd"; did you mean "find"?`},
-		{[]string{"lsit"}, `pathfinder: unknown command "lsit"; did you mean "list"?`},
-		{[]string{"plugn"}, `pathfinder: unknown command "plugn"; did you mean "plugin"?`},
-		{[]string{"pluginss"}, `pathfinder: unknown command "pluginss"; did you mean "plugins"?`},
-		{[]string{"expl", "cudart"}, `pathfinder: unknown command "expl"; did you mean "explain"?`},
-		{[]string{"verison"}, `pathfinder: unknown command "verison"; did you mean "version"?`},
+		{[]string{"fnd", "cudart"}, `pathfinder: unknown command "fnd" (did you mean "find"?)`},
+		{[]string{"lsit"}, `pathfinder: unknown command "lsit" (did you mean "list"?)`},
+		{[]string{"plugn"}, `pathfinder: unknown command "plugn" (did you mean "plugin"?)`},
+		{[]string{"pluginss"}, `pathfinder: unknown command "pluginss" (did you mean "plugins"?)`},
+		{[]string{"expl", "cudart"}, `pathfinder: unknown command "expl" (did you mean "explain"?)`},
+		{[]string{"verison"}, `pathfinder: unknown command "verison" (did you mean "version"?)`},
 		{[]string{"resolve", "cudart"}, `pathfinder: unknown command "resolve"`},
 		{[]string{"x"}, `pathfinder: unknown command "x"`},
-		{[]string{"help", "drvier"}, `pathfinder: help: unknown command "drvier"; did you mean "driver"?`},
-		{[]string{"find", "cudart", "--tagret", "linux/arm64"}, `pathfinder: find: unknown flag --tagret; did you mean --target?`},
-		{[]string{"find", "cudart", "-kidn", "binary"}, `pathfinder: find: unknown flag -kidn; did you mean --kind?`},
-		{[]string{"find", "cudart", "--kind", "dynamic-libs"}, `pathfinder: find: --kind: unknown kind "dynamic-libs"; did you mean "dynamic-lib"?`},
-		{[]string{"find", "cudart", "--target", "linux/arm"}, `pathfinder: find: --target: unknown target "linux/arm"; did you mean "linux/arm64"?`},
-		{[]string{"driver", "--format", "jsn"}, `pathfinder: driver: --format: unknown format "jsn"; did you mean "json"?`},
-		{[]string{"driver", "--methods", "sysfs,procf"}, `pathfinder: driver: --methods: unknown method "procf"; did you mean "procfs"?`},
-		{[]string{"completion", "fihs"}, `pathfinder: completion: unknown shell "fihs"; did you mean "fish"?`},
-		{[]string{"completion", "fsh"}, `pathfinder: completion: unknown shell "fsh"; did you mean "zsh" or "fish"?`},
+		{[]string{"help", "drvier"}, `pathfinder: help: unknown command "drvier" (did you mean "driver"?)`},
+		{[]string{"find", "cudart", "--tagret", "linux/arm64"}, `pathfinder: find: unknown flag --tagret (did you mean --target?)`},
+		{[]string{"find", "cudart", "-kidn", "binary"}, `pathfinder: find: unknown flag -kidn (did you mean --kind?)`},
+		{[]string{"find", "cudart", "--kind", "dynamic-libs"}, `pathfinder: find: --kind: unknown kind "dynamic-libs" (did you mean "dynamic-lib"?)`},
+		{[]string{"find", "cudart", "--target", "linux/arm"}, `pathfinder: find: --target: unknown target "linux/arm" (did you mean "linux/arm64"?)`},
+		{[]string{"driver", "--format", "jsn"}, `pathfinder: driver: --format: unknown format "jsn" (did you mean "json"?)`},
+		{[]string{"driver", "--methods", "sysfs,procf"}, `pathfinder: driver: --methods: unknown method "procf" (did you mean "procfs"?)`},
+		{[]string{"completion", "fihs"}, `pathfinder: completion: unknown shell "fihs" (did you mean "fish"?)`},
+		{[]string{"completion", "fsh"}, `pathfinder: completion: unknown shell "fsh" (did you mean "zsh" or "fish"?)`},
 	}
 	for _, tt := range tests {
 		_, errOut, code := run(t, tt.args...)
@@ -165,7 +165,7 @@ func TestDidYouMean(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want %d, %q", tt.args, code, first, exitUsage, tt.stderr)
 		}
 	}
-	if want := `pathfinder fnd says did you mean "find"?`; !strings.Contains(readme(t), want) {
+	if want := `pathfinder fnd: unknown command "fnd" (did you mean "find"?)`; !strings.Contains(readme(t), want) {
 		t.Errorf("README lacks %s", want)
 	}
 	// An unknown command ends with pathfinder's own usage line.
