@@ -12,23 +12,21 @@ import (
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "print a JSON array of {key, value, origin}")
+	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per key: key, value, origin")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 && args[0] == "check" {
 			if len(args) != 2 {
-				c.errorf("config check takes one file")
-				return exitUsage
+				return c.usageError("check takes one file")
 			}
 			if err := host.CheckConfigFile(ctx, args[1], host.Options{}); err != nil {
-				fmt.Fprintln(c.stderr, err)
+				c.fail(err)
 				return exitUsage
 			}
 			fmt.Fprintf(c.stdout, "%s: ok\n", args[1])
 			return exitOK
 		}
 		if len(args) > 0 {
-			c.errorf("config takes no arguments, or check FILE")
-			return exitUsage
+			return c.usageError("takes no arguments, or check FILE")
 		}
 		f, err := c.open()
 		if err != nil {
@@ -37,8 +35,9 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		settings := f.Settings()
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
-			e.SetIndent("", "  ")
-			e.Encode(settings)
+			for _, s := range settings {
+				e.Encode(s)
+			}
 			return exitOK
 		}
 		fmt.Fprintf(c.stdout, "# pathfinder's effective configuration: every key, and after it the file:line:column that set it.\n")

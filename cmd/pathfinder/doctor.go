@@ -26,8 +26,7 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	pid := fs.Int("pid", 0, "also check the running process `PID` for NVIDIA libraries it has loaded twice")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
-			c.errorf("doctor takes no arguments")
-			return exitUsage
+			return c.usageError("takes no arguments")
 		}
 		opts, err := probeOptions(*root, "")
 		if err != nil {
@@ -35,8 +34,7 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return exitUsage
 		}
 		if *pid < 0 {
-			c.errorf("--pid %d: not a process id", *pid)
-			return exitUsage
+			return c.usageError("--pid %d: not a process id", *pid)
 		}
 		f, err := c.open()
 		if err != nil {

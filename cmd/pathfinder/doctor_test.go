@@ -166,17 +166,19 @@ func TestDoctor_situations(t *testing.T) {
 	}
 }
 
-// TestDoctor_usage: bad flags are usage errors.
+// TestDoctor_usage: bad flags are usage errors; the usage line follows a mistake in the command line,
+// not one in what it names.
 func TestDoctor_usage(t *testing.T) {
 	isolate(t)
+	const doctorUsage = "usage: pathfinder doctor [FLAGS]\nrun 'pathfinder help doctor' for details\n"
 	for _, tc := range []struct {
 		args   []string
 		stderr string
 	}{
 		{[]string{"--root", "/nonexistent/machine"}, "pathfinder: --root /nonexistent/machine: no such directory\n"},
 		{[]string{"--root", t.TempDir(), "--pid", "999999999"}, "pathfinder: --pid: no process 999999999 (its libraries are read from /proc/999999999/maps, on Linux)\n"},
-		{[]string{"--pid", "-3"}, "pathfinder: --pid -3: not a process id\n"},
-		{[]string{"cudart"}, "pathfinder: doctor takes no arguments\n"},
+		{[]string{"--pid", "-3"}, "pathfinder: doctor: --pid -3: not a process id\n" + doctorUsage},
+		{[]string{"cudart"}, "pathfinder: doctor: takes no arguments\n" + doctorUsage},
 	} {
 		if _, errOut, code := run(t, append([]string{"doctor"}, tc.args...)...); code != exitUsage || errOut != tc.stderr {
 			t.Errorf("%v: exit %d, stderr %q; want %d, %q", tc.args, code, errOut, exitUsage, tc.stderr)

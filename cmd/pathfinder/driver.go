@@ -14,26 +14,26 @@ import (
 // driver exits exitOK when the driver works (driver.Report.Working), exitNotFound when it does not,
 // and exitUsage on bad flags.
 func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "same as --format json")
-	format := fs.String("format", "text", "text, json, or nfd (node-feature-discovery feature-file lines; none without a working driver)")
-	methods := fs.String("methods", "", "comma-separated `list` of methods to run, in order ("+strings.Join(driver.MethodNames(), ",")+"); default all")
+	asJSON := fs.Bool("json", false, jsonDocumentHelp+" (the same as --format json)")
+	format := fs.String("format", "text", "print `FORMAT`: text (the default), json (one JSON document), or nfd (node-feature-discovery feature-file lines; none without a working driver)")
+	methods := fs.String("methods", "", "a comma-separated `LIST` of methods to run, in order ("+strings.Join(driver.MethodNames(), ",")+"); default all")
 	root := fs.String("root", "", "read /proc, /sys, /dev, /etc and the loader's directories under `DIR` (a captured machine); NVML, libcuda and nvidia-smi are not run")
 	output := fs.String("output", "", "with --format nfd, write the feature file atomically into `DIR` instead of printing it")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
-			c.errorf("driver takes no arguments")
-			return exitUsage
+			return c.usageError("takes no arguments")
 		}
 		if *asJSON {
 			*format = "json"
 		}
-		if !slices.Contains([]string{"text", "json", "nfd"}, *format) {
-			c.errorf("unknown format %q (text, json or nfd)", *format)
-			return exitUsage
+		if !slices.Contains(formats, *format) {
+			return c.usageError("--format: unknown format %q%s", *format, didYouMeanOrValid(*format, formats))
 		}
 		if *output != "" && *format != "nfd" {
-			c.errorf("--output is for --format nfd")
-			return exitUsage
+			return c.usageError("--output is for --format nfd")
+		}
+		if err := checkMethods(*methods); err != nil {
+			return c.usageError("%v", err)
 		}
 		opts, err := probeOptions(*root, *methods)
 		if err == nil && *output != "" {
@@ -72,7 +72,24 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	}
 }
 
-// probeOptions checks --root and --methods, the flags driver and doctor share.
+// formats are the values driver's --format takes.
+var formats = []string{"text", "json", "nfd"}
+
+// checkMethods checks each name in --methods.
+func checkMethods(methods string) error {
+	if methods == "" {
+		return nil
+	}
+	for _, m := range strings.Split(methods, ",") {
+		m = strings.TrimSpace(m)
+		if !slices.Contains(driver.MethodNames(), m) {
+			return fmt.Errorf("--methods: unknown method %q%s", m, didYouMeanOrValid(m, driver.MethodNames()))
+		}
+	}
+	return nil
+}
+
+// probeOptions checks --root and reads --methods (checked by checkMethods), the flags driver and doctor share.
 func probeOptions(root, methods string) (driver.Options, error) {
 	opts := driver.Options{Root: root}
 	if root != "" {
@@ -84,11 +101,7 @@ func probeOptions(root, methods string) (driver.Options, error) {
 		return opts, nil
 	}
 	for _, m := range strings.Split(methods, ",") {
-		m = strings.TrimSpace(m)
-		if !slices.Contains(driver.MethodNames(), m) {
-			return opts, fmt.Errorf("--methods: unknown method %q (valid: %s)", m, strings.Join(driver.MethodNames(), ", "))
-		}
-		opts.Methods = append(opts.Methods, m)
+		opts.Methods = append(opts.Methods, strings.TrimSpace(m))
 	}
 	return opts, nil
 }
@@ -104,9 +117,4 @@ func isDir(flagName, path string) error {
 		return fmt.Errorf("%s %s: not a directory", flagName, path)
 	}
 	return nil
-}
-
-// fail prints err once prefixed: the package errors already start with "pathfinder: ".
-func (c *cli) fail(err error) {
-	c.errorf("%s", strings.TrimPrefix(err.Error(), "pathfinder: "))
 }

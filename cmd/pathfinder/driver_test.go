@@ -143,6 +143,7 @@ func TestDriver_edges(t *testing.T) {
 	empty := t.TempDir()
 	file := filepath.Join(empty, "file")
 	os.WriteFile(file, nil, 0o644)
+	const driverUsage = "usage: pathfinder driver [FLAGS]\nrun 'pathfinder help driver' for details\n"
 	tests := []struct {
 		name   string
 		args   []string
@@ -154,9 +155,9 @@ func TestDriver_edges(t *testing.T) {
 			stderr: "pathfinder: --root /nonexistent/machine: no such directory\n"},
 		{name: "root of a file", args: []string{"--root", file}, code: exitUsage, stderr: "pathfinder: --root " + file + ": not a directory\n"},
 		{name: "unknown method", args: []string{"--root", empty, "--methods", "sysfs,gpu-magic"}, code: exitUsage,
-			stderr: `pathfinder: --methods: unknown method "gpu-magic" (valid: platform, override, ioctl, sysfs, procfs, userspace, pci, nvml, libcuda, nvidia-smi)` + "\n"},
-		{name: "empty method", args: []string{"--root", empty, "--methods", "sysfs,"}, code: exitUsage, stderr: `pathfinder: --methods: unknown method ""`},
-		{name: "unknown format", args: []string{"--root", empty, "--format", "yaml"}, code: exitUsage, stderr: `pathfinder: unknown format "yaml" (text, json or nfd)` + "\n"},
+			stderr: `pathfinder: driver: --methods: unknown method "gpu-magic" (valid: platform, override, ioctl, sysfs, procfs, userspace, pci, nvml, libcuda, nvidia-smi)` + "\n" + driverUsage},
+		{name: "empty method", args: []string{"--root", empty, "--methods", "sysfs,"}, code: exitUsage, stderr: `pathfinder: driver: --methods: unknown method ""`},
+		{name: "unknown format", args: []string{"--root", empty, "--format", "yaml"}, code: exitUsage, stderr: `pathfinder: driver: --format: unknown format "yaml" (valid: text, json, nfd)` + "\n" + driverUsage},
 		{name: "nfd without a driver", args: []string{"--root", empty, "--format", "nfd"}, code: exitNotFound, stdout: "",
 			stderr: "pathfinder: no working NVIDIA driver (no-driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1): no labels written\n"},
 		{name: "nfd output without a driver", args: []string{"--root", empty, "--format", "nfd", "--output", empty}, code: exitNotFound,
@@ -170,6 +171,10 @@ func TestDriver_edges(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := run(t, append([]string{"driver"}, tc.args...)...)
+			// The usage line follows a mistake in the flags, not one in what a flag names.
+			if isUsage := strings.Contains(errOut, driverUsage); isUsage != strings.HasPrefix(tc.stderr, "pathfinder: driver: ") {
+				t.Errorf("usage line printed: %v, stderr %q", isUsage, errOut)
+			}
 			if code != tc.code || !strings.HasPrefix(errOut, tc.stderr) || tc.stdout != "" && out != tc.stdout {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out, errOut, tc.code, tc.stdout, tc.stderr)
 			}

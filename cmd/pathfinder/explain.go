@@ -13,18 +13,16 @@ import (
 )
 
 func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "print the explanation as JSON")
+	asJSON := fs.Bool("json", false, jsonDocumentHelp+": the steps, their candidates and the answer")
 	kind := kindFlag(fs)
-	target := targetFlag(fs)
+	target := fs.String("target", "", "explain the search as on `OS/ARCH` ("+strings.Join(targets, ", ")+"), without loading anything")
 	return func(ctx context.Context, c *cli, names []string) int {
 		c.target = *target
 		if len(names) != 1 {
-			c.errorf("explain takes one library name")
-			return exitUsage
+			return c.usageError("takes one library name")
 		}
-		k, err := host.ParseKind(*kind)
-		if err != nil {
-			fmt.Fprintln(c.stderr, err)
+		k, ok := c.parseKind(*kind)
+		if !ok || !c.checkTarget(*target) {
 			return exitUsage
 		}
 		f, err := c.open()

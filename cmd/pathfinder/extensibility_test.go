@@ -397,9 +397,9 @@ func TestConfig_effective(t *testing.T) {
 	}
 	golden(t, "config.txt", squeezeSpaces(strings.NewReplacer(dir, "$DIR", os.Getenv("HOME"), "$HOME", os.TempDir(), "$TMPDIR").Replace(out)))
 	out, _, _ = run(t, "config", "--config", config, "--json")
-	var settings []struct{ Key, Origin string }
-	if err := json.Unmarshal([]byte(out), &settings); err != nil || len(settings) < 20 {
-		t.Fatalf("config --json: %v %d settings", err, len(settings))
+	settings := jsonLines[struct{ Key, Origin string }](t, out)
+	if len(settings) < 20 {
+		t.Fatalf("config --json: %d settings", len(settings))
 	}
 	for _, s := range settings {
 		if s.Key == "plugin.conda.timeout" && s.Origin != user+":2:1" {
@@ -412,9 +412,9 @@ func TestConfig_effective(t *testing.T) {
 		want string
 	}{
 		{[]string{"config", "check", config}, exitOK, config + ": ok"},
-		{[]string{"config", "check"}, exitUsage, "config check takes one file"},
+		{[]string{"config", "check"}, exitUsage, "config: check takes one file"},
 		{[]string{"config", "check", filepath.Join(dir, "nope.toml")}, exitUsage, "no such file"},
-		{[]string{"config", "show"}, exitUsage, "config takes no arguments, or check FILE"},
+		{[]string{"config", "show"}, exitUsage, "config: takes no arguments, or check FILE"},
 	} {
 		out, errOut, code := run(t, tt.args...)
 		if code != tt.code || !strings.Contains(out+errOut, tt.want) {

@@ -5,26 +5,25 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
 )
 
 func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "print one JSON object per name per line")
+	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per name")
 	kind := kindFlag(fs)
-	target := targetFlag(fs)
+	target := fs.String("target", "", "search as a process on `OS/ARCH` would ("+strings.Join(targets, ", ")+"), without loading anything")
 	together := fs.Bool("all-from-one-toolkit", false, "find every named dynamic library in one root (site-packages dir, conda env, toolkit), or say which one breaks that")
 	return func(ctx context.Context, c *cli, names []string) int {
 		c.target = *target
-		k, err := host.ParseKind(*kind)
-		if err != nil {
-			fmt.Fprintln(c.stderr, err)
+		k, ok := c.parseKind(*kind)
+		if !ok || !c.checkTarget(*target) {
 			return exitUsage
 		}
 		if *together {
 			if k != host.DynamicLib {
-				c.errorf("--all-from-one-toolkit is for dynamic libraries")
-				return exitUsage
+				return c.usageError("--all-from-one-toolkit is for dynamic libraries")
 			}
 			return c.findTogether(ctx, names, *asJSON)
 		}
@@ -33,19 +32,22 @@ func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 }
 
 func cmdLoad(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "print one JSON object per name per line")
+	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per name")
 	return func(ctx context.Context, c *cli, names []string) int {
 		return c.resolve(ctx, names, host.DynamicLib, *asJSON, true)
 	}
 }
 
 func kindFlag(fs *flag.FlagSet) *string {
-	return fs.String("kind", string(host.DynamicLib), "what to look for: dynamic-lib, header-dir, binary, static-lib or bitcode")
+	return fs.String("kind", string(host.DynamicLib), "look for this `KIND` of thing: dynamic-lib (the default), header-dir, binary, static-lib or bitcode")
 }
 
-func targetFlag(fs *flag.FlagSet) *string {
-	return fs.String("target", "", "search for another `os/arch` (windows/amd64, windows/arm64, linux/arm64) without loading")
-}
+// The two --json conventions: a command that answers per name prints a line per name, so a tool
+// reads each as it comes; one that answers as a whole prints one document.
+const (
+	jsonLinesHelp    = "print one JSON object per line"
+	jsonDocumentHelp = "print one JSON document"
+)
 
 // failure is the JSON line of a name that was not found.
 type failure struct {
@@ -59,8 +61,7 @@ type failure struct {
 // resolve finds or loads each name and prints a path (or a JSON line) per name.
 func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSON, load bool) int {
 	if len(names) == 0 {
-		c.errorf("no library named; try 'pathfinder list'")
-		return exitUsage
+		return c.usageError("no library named; 'pathfinder list' lists them")
 	}
 	f, err := c.open()
 	if err != nil {
@@ -89,13 +90,13 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 			code = exitNotFound
 			se, ok := isSearchError(err)
 			if !ok {
-				c.errorf("%s: %v", name, err)
+				c.errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "pathfinder: "))
 				continue
 			}
 			if asJSON {
 				enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			} else {
-				fmt.Fprintln(c.stderr, se.Error())
+				c.fail(se)
 			}
 			continue
 		}
@@ -118,8 +119,7 @@ func attemptsOrEmpty(a []host.Attempt) []host.Attempt {
 // findTogether prints the set found in one root, or why there is none.
 func (c *cli) findTogether(ctx context.Context, names []string, asJSON bool) int {
 	if len(names) == 0 {
-		c.errorf("no library named; try 'pathfinder list'")
-		return exitUsage
+		return c.usageError("no library named; 'pathfinder list' lists them")
 	}
 	f, err := c.open()
 	if err != nil {
@@ -139,7 +139,7 @@ func (c *cli) findTogether(ctx context.Context, names []string, asJSON bool) int
 				Attempts []host.Attempt `json:"attempts"`
 			}{names, code, err.Error(), attempts})
 		} else {
-			fmt.Fprintln(c.stderr, err)
+			c.fail(err)
 		}
 		return exitNotFound
 	}

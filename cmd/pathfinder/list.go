@@ -5,26 +5,29 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/host"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/pathfinder-dev/pathfinder/host"
 )
 
 func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	namesOnly := fs.Bool("names", false, "print only the names, one per line (for shell completion)")
-	kind := fs.String("kind", "", "list only this kind: dynamic-lib, header-dir, binary, static-lib or bitcode")
-	target := targetFlag(fs)
+	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per name and kind: name, kind, category, available")
+	namesOnly := fs.Bool("names", false, "print only the names, each once, one per line (for shell completion)")
+	kind := fs.String("kind", "", "list only this `KIND`: dynamic-lib, header-dir, binary, static-lib or bitcode (default all)")
+	target := fs.String("target", "", "say whether `OS/ARCH` ("+strings.Join(targets, ", ")+") has each name, instead of this platform")
 	return func(_ context.Context, c *cli, args []string) int {
 		c.target = *target
 		if len(args) > 0 {
-			c.errorf("list takes no arguments")
+			return c.usageError("takes no arguments")
+		}
+		if !c.checkTarget(*target) {
 			return exitUsage
 		}
 		kinds := host.Kinds()
 		if *kind != "" {
-			k, err := host.ParseKind(*kind)
-			if err != nil {
-				fmt.Fprintln(c.stderr, err)
+			k, ok := c.parseKind(*kind)
+			if !ok {
 				return exitUsage
 			}
 			kinds = []host.Kind{k}
@@ -40,11 +43,16 @@ func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		switch {
 		case *asJSON:
 			e := json.NewEncoder(c.stdout)
-			e.SetIndent("", "  ")
-			e.Encode(libs)
-		case *namesOnly:
 			for _, l := range libs {
-				fmt.Fprintln(c.stdout, l.Name)
+				e.Encode(l)
+			}
+		case *namesOnly:
+			seen := map[string]bool{} // cudart is a library and a header set: one name
+			for _, l := range libs {
+				if !seen[l.Name] {
+					seen[l.Name] = true
+					fmt.Fprintln(c.stdout, l.Name)
+				}
 			}
 		default:
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)

@@ -31,7 +31,8 @@ func main() {
 	os.Exit(doMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// command is one subcommand: its flags, what it takes, and what it does.
+// command is one subcommand: its flags, what it takes, and what it does. args names what follows the
+// command in its usage line: placeholders in capitals (NAME, FILE, DIR), literal words in lower case.
 type command struct {
 	name, args, summary string
 	flags               func(fs *flag.FlagSet) func(ctx context.Context, c *cli, names []string) int
@@ -48,17 +49,40 @@ func init() {
 		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
 		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},
 		{"packs", "", "list the descriptor packs that were read, what each defines, and where packs are looked for", cmdPacks},
-		{"plugins", "", "list every plugin step: source, sha256, ABI version and what the config grants it", cmdPlugins},
+		{"plugins", "", "list every search step: the host's own and what each looks at, then each plugin's source, sha256, ABI version and grants", cmdPlugins},
 		{"config", "[check FILE]", "print the effective configuration and where each value came from, or check one file", cmdConfig},
 		{"plugin", "new NAME [DIR]", "create a search plugin that builds and passes its own test, to start from", cmdPlugin},
-		{"completion", "bash|zsh|fish", "print a shell completion script", cmdCompletion},
+		{"completion", "bash|zsh|fish", "print a shell completion script: commands, flags, their values, and the names of the --kind given", cmdCompletion},
 		{"help", "[COMMAND]", "show help for a command", cmdHelp},
 	}
 }
 
+// usageLine is the command's one-line synopsis, the same in its help and after a usage error.
+func (cmd *command) usageLine() string {
+	parts := []string{"usage: pathfinder", cmd.name}
+	if cmd.args != "" {
+		parts = append(parts, cmd.args)
+	}
+	return strings.Join(append(parts, "[FLAGS]"), " ")
+}
+
+// flagSet is the command's flags, with the two every command takes, and what runs it.
+func (cmd *command) flagSet(configFile *string) (*flag.FlagSet, *bool, func(context.Context, *cli, []string) int) {
+	fs := flag.NewFlagSet("pathfinder "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(configFile, "config", "", "read this config `FILE` last, after the system and user files and $PATHFINDER_CONFIG")
+	help := fs.Bool("help", false, "show this help")
+	fs.BoolVar(help, "h", false, "show this help")
+	return fs, help, cmd.flags(fs)
+}
+
+// globalUsage is the synopsis of pathfinder itself.
+const globalUsage = "usage: pathfinder COMMAND [ARGS] [FLAGS]"
+
 // cli is what every command shares: the streams and the global flags.
 type cli struct {
 	stdout, stderr io.Writer
+	cmd            *command // the command running, for its usage line
 	configFile     string
 	target         string // --target os/arch, where a command takes it
 	finder         *host.Finder
@@ -87,6 +111,20 @@ func (c *cli) errorf(format string, args ...any) {
 	fmt.Fprintf(c.stderr, "pathfinder: "+format+"\n", args...)
 }
 
+// fail prints err with the "pathfinder: " prefix once, whether or not the error carries it already.
+func (c *cli) fail(err error) {
+	c.errorf("%s", strings.TrimPrefix(err.Error(), "pathfinder: "))
+}
+
+// usageError reports a mistake in the command line itself (its arguments, flags and flag values):
+// what is wrong, then the command's usage line and where its help is. Errors in files (a config, a
+// pack, a directory named) are not usage errors and print no usage line.
+func (c *cli) usageError(format string, args ...any) int {
+	c.errorf(c.cmd.name+": "+format, args...)
+	fmt.Fprintf(c.stderr, "%s\nrun 'pathfinder help %s' for details\n", c.cmd.usageLine(), c.cmd.name)
+	return exitUsage
+}
+
 func doMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{stdout: stdout, stderr: stderr}
 	defer func() {
@@ -106,23 +144,20 @@ func doMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
+	case completeCommand:
+		return c.complete(args[1:])
 	}
 	cmd := lookup(name)
 	if cmd == nil {
-		c.errorf("unknown command %q; run 'pathfinder help'", name)
+		c.errorf("unknown command %q%s", name, didYouMean(name, commandNames(), "%q"))
+		fmt.Fprintf(stderr, "%s\nrun 'pathfinder help' for every command\n", globalUsage)
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("pathfinder "+cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.configFile, "config", "", "read this config `file` last, after the system and user files and $PATHFINDER_CONFIG")
-	help := fs.Bool("help", false, "show this help")
-	fs.BoolVar(help, "h", false, "show this help")
-	run := cmd.flags(fs)
+	c.cmd = cmd
+	fs, help, run := cmd.flagSet(&c.configFile)
 	names, err := parseInterleaved(fs, args[1:])
 	if err != nil {
-		c.errorf("%s: %v", cmd.name, err)
-		fmt.Fprintf(stderr, "usage: pathfinder %s %s (see 'pathfinder help %s')\n", cmd.name, cmd.args, cmd.name)
-		return exitUsage
+		return c.usageError("%v", err)
 	}
 	if *help {
 		commandUsage(stdout, cmd, fs)
@@ -138,6 +173,15 @@ func lookup(name string) *command {
 		}
 	}
 	return nil
+}
+
+// commandNames are the names a user may type first, for suggestions and completion.
+func commandNames() []string {
+	names := make([]string, 0, len(commands)+1)
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return append(names, "version")
 }
 
 // parseInterleaved parses flags wherever they appear among the arguments, so that
@@ -157,10 +201,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f := fs.Lookup(name)
 		if f == nil {
-			return nil, fmt.Errorf("unknown flag %s", a)
+			return nil, fmt.Errorf("unknown flag %s%s", a, didYouMean(name, flagNames(fs), "--%s"))
 		}
 		flags = append(flags, a)
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {
+		if !hasValue && !isBoolFlag(f) {
 			if i+1 >= len(args) {
 				return nil, fmt.Errorf("flag %s needs a value", a)
 			}
@@ -174,19 +218,37 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	return names, nil
 }
 
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// flagNames are the flags a user sees in the help (not -h).
+func flagNames(fs *flag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != "h" {
+			names = append(names, f.Name)
+		}
+	})
+	return names
+}
+
 func usage(w io.Writer) {
-	fmt.Fprint(w, `pathfinder finds and loads NVIDIA libraries (cudart, nvrtc, cublas, cudnn, nccl, nvml, libcuda, ...)
+	fmt.Fprintf(w, `pathfinder finds and loads NVIDIA libraries (cudart, nvrtc, cublas, cudnn, nccl, nvml, libcuda, ...)
 from pip wheels, conda, CUDA_HOME/CUDA_PATH and the system loader, every search step a sandboxed plugin.
 
-usage: pathfinder COMMAND [ARGS] [FLAGS]
+%s
 
 commands:
-`)
+`, globalUsage)
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Flags may come before or after the names. Every command takes --help and --config FILE.
+--json: find, load, list, plugins and config print one JSON object per line, one per name (library,
+step or key); explain, driver and packs print one JSON document.
 Exit status: 0 when everything asked for was found, 1 when something was not found, unknown or not
 available on this platform, 2 on a usage or configuration error. driver exits 1 when the machine has
 no working NVIDIA driver; doctor exits 1 when it lists a problem.
@@ -194,7 +256,7 @@ no working NVIDIA driver; doctor exits 1 when it lists a problem.
 }
 
 func commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: pathfinder %s %s [FLAGS]\n\n%s\n\nflags:\n", cmd.name, cmd.args, cmd.summary)
+	fmt.Fprintf(w, "%s\n\n%s\n\nflags:\n", cmd.usageLine(), cmd.summary)
 	var lines []string
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "h" {
@@ -216,15 +278,14 @@ func cmdHelp(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			usage(c.stdout)
 			return exitOK
 		}
+		if len(names) > 1 {
+			return c.usageError("takes one command")
+		}
 		cmd := lookup(names[0])
 		if cmd == nil {
-			c.errorf("unknown command %q", names[0])
-			return exitUsage
+			return c.usageError("unknown command %q%s", names[0], didYouMean(names[0], commandNames(), "%q"))
 		}
-		sub := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-		sub.String("config", "", "read this config `file` last, after the system and user files and $PATHFINDER_CONFIG")
-		sub.Bool("help", false, "show this help")
-		cmd.flags(sub)
+		sub, _, _ := cmd.flagSet(new(string))
 		commandUsage(c.stdout, cmd, sub)
 		return exitOK
 	}
@@ -232,7 +293,7 @@ func cmdHelp(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 
 // configError reports an error from opening the Finder (a config or pack problem).
 func (c *cli) configError(err error) int {
-	fmt.Fprintln(c.stderr, err)
+	c.fail(err)
 	return exitUsage
 }
 
@@ -240,4 +301,33 @@ func isSearchError(err error) (*host.SearchError, bool) {
 	var se *host.SearchError
 	ok := errors.As(err, &se)
 	return se, ok
+}
+
+// parseKind reads --kind, suggesting the nearest kind for a typo.
+func (c *cli) parseKind(s string) (host.Kind, bool) {
+	k, err := host.ParseKind(s)
+	if err != nil {
+		var kinds []string
+		for _, k := range host.Kinds() {
+			kinds = append(kinds, string(k))
+		}
+		c.usageError("--kind: unknown kind %q%s", s, didYouMeanOrValid(s, kinds))
+		return "", false
+	}
+	return k, true
+}
+
+// targets are the values --target takes; a test holds them to host.ParsePlatform.
+var targets = []string{"linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
+
+// checkTarget reads --target ("" is this machine).
+func (c *cli) checkTarget(s string) bool {
+	if s == "" {
+		return true
+	}
+	if _, err := host.ParsePlatform(s); err != nil {
+		c.usageError("--target: unknown target %q%s", s, didYouMeanOrValid(s, targets))
+		return false
+	}
+	return true
 }

@@ -62,6 +62,20 @@ func gccLib(t *testing.T, path, soname string, deps ...string) {
 	}
 }
 
+// jsonLines decodes out as JSON Lines: every line one whole JSON object.
+func jsonLines[T any](t *testing.T, out string) []T {
+	t.Helper()
+	var all []T
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var v T
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &v) != nil {
+			t.Fatalf("not one JSON object per line: %q in\n%s", line, out)
+		}
+		all = append(all, v)
+	}
+	return all
+}
+
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
@@ -141,7 +155,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown key in config", []string{"find", "cudart", "--config", bad}, exitUsage, bad + ":3:1: unknown key \"search.colour\""},
 		{"unknown step in config", []string{"find", "cudart", "--config", badStep}, exitUsage, `library.cudart.order names unknown step "nowhere"`},
 		{"missing config", []string{"list", "--config", "/nonexistent/p.toml"}, exitUsage, "no such file"},
-		{"explain takes one", []string{"explain", "a", "b"}, exitUsage, "explain takes one library name"},
+		{"explain takes one", []string{"explain", "a", "b"}, exitUsage, "explain: takes one library name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,12 +216,13 @@ func TestExplain(t *testing.T) {
 func TestList(t *testing.T) {
 	isolate(t)
 	out, _, code := run(t, "list", "--json")
-	var libs []struct {
+	type listed struct {
 		Name, Kind, Category string
 		Available            bool
 	}
-	if err := json.Unmarshal([]byte(out), &libs); err != nil || code != exitOK {
-		t.Fatal(code, err)
+	libs := jsonLines[listed](t, out)
+	if code != exitOK {
+		t.Fatal(code)
 	}
 	perKind := map[string]int{}
 	for _, l := range libs {
@@ -222,8 +237,7 @@ func TestList(t *testing.T) {
 		}
 	}
 	out, _, _ = run(t, "list", "--target", "windows/amd64", "--kind", "dynamic-lib", "--json")
-	json.Unmarshal([]byte(out), &libs)
-	for _, l := range libs {
+	for _, l := range jsonLines[listed](t, out) {
 		if l.Name == "cufile" && l.Available || l.Name == "cudart" && !l.Available {
 			t.Errorf("on windows/amd64: %+v", l)
 		}
@@ -245,18 +259,6 @@ func TestDoctor(t *testing.T) {
 	}
 	if code != exitNotFound { // the empty machine has no driver: a problem
 		t.Fatalf("exit %d", code)
-	}
-}
-
-func TestCompletion(t *testing.T) {
-	for _, sh := range []string{"bash", "zsh", "fish"} {
-		out, _, code := run(t, "completion", sh)
-		if code != exitOK || !strings.Contains(out, "pathfinder list --names") {
-			t.Errorf("completion %s: %d %q", sh, code, out)
-		}
-	}
-	if _, _, code := run(t, "completion", "tcsh"); code != exitUsage {
-		t.Errorf("completion tcsh: exit %d", code)
 	}
 }
 

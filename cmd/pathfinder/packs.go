@@ -12,11 +12,10 @@ import (
 )
 
 func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "print the packs and the places looked as JSON")
+	asJSON := fs.Bool("json", false, jsonDocumentHelp+": the packs read and the places looked in")
 	return func(_ context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
-			c.errorf("packs takes no arguments")
-			return exitUsage
+			return c.usageError("takes no arguments")
 		}
 		f, err := c.open()
 		if err != nil {

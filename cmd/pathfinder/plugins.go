@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,22 +14,29 @@ import (
 )
 
 func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, "print a JSON array")
+	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per step: the host's own first, then the plugins")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
-			c.errorf("plugins takes no arguments")
-			return exitUsage
+			return c.usageError("takes no arguments")
 		}
 		f, err := c.open()
 		if err != nil {
 			return c.configError(err)
 		}
-		plugins := f.Plugins(ctx)
+		steps, plugins := hostSteps(f.Settings()), f.Plugins(ctx)
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
-			e.SetIndent("", "  ")
-			e.Encode(plugins)
+			for _, s := range steps {
+				e.Encode(s)
+			}
+			for _, p := range plugins {
+				e.Encode(p)
+			}
 		} else {
+			writeHostSteps(c.stdout, steps)
+			if len(plugins) > 0 {
+				fmt.Fprintln(c.stdout)
+			}
 			writePlugins(c.stdout, plugins)
 		}
 		for _, p := range plugins {
@@ -37,6 +45,47 @@ func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			}
 		}
 		return exitOK
+	}
+}
+
+// hostStep is a step the host runs itself, outside any sandbox: it has no module, no grants and no
+// limits, so it is listed with what it looks at instead.
+type hostStep struct {
+	Name    string   `json:"name"`
+	Source  string   `json:"source"` // always "host"
+	LooksAt string   `json:"looks_at"`
+	UsedIn  []string `json:"used_in"` // the step orders that name it, as for a plugin
+}
+
+// hostSteps describes already-loaded and system, with the orders of settings that name each.
+func hostSteps(settings []host.Setting) []hostStep {
+	steps := []hostStep{
+		{Name: host.StepAlreadyLoaded, LooksAt: "the libraries this process has loaded already, by file name (dynamic libraries only)"},
+		{Name: host.StepSystem, LooksAt: "the OS loader's own search (on Linux: LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories); " +
+			"find asks a model of it and loads nothing, load asks the loader (dynamic libraries only)"},
+	}
+	for i := range steps {
+		steps[i].Source, steps[i].UsedIn = "host", []string{}
+		for _, s := range settings {
+			order, ok := s.Value.([]string)
+			if ok && (s.Key == "search.order" || strings.HasPrefix(s.Key, "library.") && strings.HasSuffix(s.Key, ".order")) && slices.Contains(order, steps[i].Name) {
+				steps[i].UsedIn = append(steps[i].UsedIn, s.Key)
+			}
+		}
+	}
+	return steps
+}
+
+func writeHostSteps(w io.Writer, steps []hostStep) {
+	for i, s := range steps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s\n", s.Name)
+		row := func(k, v string) { fmt.Fprintf(w, "  %-13s %s\n", k, v) }
+		row("source", s.Source)
+		row("looks at", s.LooksAt)
+		row("used in", strings.Join(s.UsedIn, ", "))
 	}
 }
 

@@ -20,17 +20,15 @@ const abiModule = "github.com/pathfinder-dev/pathfinder"
 var stepName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 
 func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	module := fs.String("module", "", "the new plugin's Go module `path` (default example.com/pathfinder-plugins/NAME)")
+	module := fs.String("module", "", "the new plugin's Go `MODULE` path (default example.com/pathfinder-plugins/NAME)")
 	checkout := fs.String("pathfinder", "", "replace "+abiModule+" in go.mod with the checkout in `DIR` (default: the checkout the current directory is in, if any)")
 	return func(_ context.Context, c *cli, args []string) int {
 		if len(args) < 2 || args[0] != "new" || len(args) > 3 {
-			c.errorf("usage: pathfinder plugin new NAME [DIR]")
-			return exitUsage
+			return c.usageError("expected new NAME [DIR]")
 		}
 		name := args[1]
 		if !stepName.MatchString(name) || name == host.StepAlreadyLoaded || name == host.StepSystem {
-			c.errorf("plugin new: %q is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not %q or %q", name, host.StepAlreadyLoaded, host.StepSystem)
-			return exitUsage
+			return c.usageError("%q is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not %q or %q", name, host.StepAlreadyLoaded, host.StepSystem)
 		}
 		dir := name
 		if len(args) == 3 {
@@ -38,11 +36,11 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		dir, err := filepath.Abs(dir)
 		if err != nil {
-			c.errorf("plugin new: %v", err)
+			c.errorf("plugin: %v", err)
 			return exitUsage
 		}
 		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-			c.errorf("plugin new: %s exists and is not empty; nothing was written", dir)
+			c.errorf("plugin: %s exists and is not empty; nothing was written", dir)
 			return exitUsage
 		}
 		sc := scaffold{Name: name, Module: *module, GoVersion: "1.26.0", Require: "v0.0.0-00010101000000-000000000000"}
@@ -52,7 +50,7 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if *checkout != "" {
 			root, goVersion, err := checkoutAt(*checkout)
 			if err != nil {
-				c.errorf("plugin new: --pathfinder %s: %v", *checkout, err)
+				c.errorf("plugin: --pathfinder %s: %v", *checkout, err)
 				return exitUsage
 			}
 			sc.Replace, sc.GoVersion = root, goVersion
@@ -63,7 +61,7 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		files, err := sc.write(dir)
 		if err != nil {
-			c.errorf("plugin new: %v", err)
+			c.errorf("plugin: %v", err)
 			return exitUsage
 		}
 		fmt.Fprintf(c.stdout, "created %s: %s\n", dir, strings.Join(files, ", "))

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The --json conventions: a command that answers per name prints one object per line; one that
+// answers as a whole prints one document. Every command with --json is in one of the two.
+var (
+	jsonLinesCommands    = []string{"find", "load", "list", "plugins", "config"}
+	jsonDocumentCommands = []string{"explain", "driver", "packs"}
+)
+
+// TestJSON_convention: each command's --json says which convention it follows, and its output
+// follows it; pathfinder's help and README say the same of the same commands.
+func TestJSON_convention(t *testing.T) {
+	isolate(t)
+	empty := t.TempDir()
+	args := map[string][]string{ // names that are not found, so that nothing is loaded
+		"find": {"find", "nvfatbin", "nosuchlib", "--json"}, "load": {"load", "nvfatbin", "nosuchlib", "--json"},
+		"list": {"list", "--json"}, "plugins": {"plugins", "--json"}, "config": {"config", "--json"},
+		"explain": {"explain", "nvfatbin", "--json"}, "driver": {"driver", "--root", empty, "--json"},
+		"packs": {"packs", "--json"},
+	}
+	for _, c := range commands {
+		fs, _, _ := c.flagSet(new(string))
+		f := fs.Lookup("json")
+		isLines, isDoc := slices.Contains(jsonLinesCommands, c.name), slices.Contains(jsonDocumentCommands, c.name)
+		switch {
+		case f == nil:
+			if isLines || isDoc {
+				t.Errorf("%s has no --json", c.name)
+			}
+			continue
+		case isLines && !strings.HasPrefix(f.Usage, "print one JSON object per line, one per "):
+			t.Errorf("%s --json says %q, want one JSON object per line", c.name, f.Usage)
+		case isDoc && !strings.HasPrefix(f.Usage, "print one JSON document"):
+			t.Errorf("%s --json says %q, want one JSON document", c.name, f.Usage)
+		case !isLines && !isDoc:
+			t.Fatalf("%s has --json but follows no convention here", c.name)
+		}
+		out, errOut, _ := run(t, args[c.name]...)
+		if out == "" {
+			t.Fatalf("%s --json printed nothing: %s", c.name, errOut)
+		}
+		if isLines {
+			objects := jsonLines[map[string]any](t, out)
+			if c.name == "find" || c.name == "load" {
+				if len(objects) != 2 || objects[0]["name"] != "nvfatbin" || objects[1]["name"] != "nosuchlib" {
+					t.Errorf("%s: one line per name, in order: %s", c.name, out)
+				}
+			}
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		var doc map[string]any
+		if err := dec.Decode(&doc); err != nil {
+			t.Errorf("%s --json: %v\n%s", c.name, err, out)
+		}
+		if _, err := dec.Token(); err != io.EOF || strings.Count(out, "\n") < 3 {
+			t.Errorf("%s --json is not one indented document:\n%s", c.name, out)
+		}
+	}
+	// pathfinder --help and README say so, naming the same commands.
+	sentence := "--json: " + commaAnd(jsonLinesCommands) + " print one JSON object per line, one per name (library, step or key); " +
+		commaAnd(jsonDocumentCommands) + " print one JSON document."
+	help, _, _ := run(t, "--help")
+	if !strings.Contains(strings.Join(strings.Fields(help), " "), sentence) {
+		t.Errorf("pathfinder --help lacks %q", sentence)
+	}
+	if !strings.Contains(readme(t), sentence) {
+		t.Errorf("README lacks %q", sentence)
+	}
+}
+
+func commaAnd(s []string) string {
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// TestList_namesOnce: list --names gives each name once (cudart is a library and a header set), and
+// with --kind only that kind's.
+func TestList_namesOnce(t *testing.T) {
+	isolate(t)
+	out, _, code := run(t, "list", "--names")
+	names := strings.Fields(out)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Errorf("list --names gives %s twice", n)
+		}
+		seen[n] = true
+	}
+	if code != exitOK || !seen["cudart"] || !seen["cccl"] || !seen["nvcc"] {
+		t.Fatalf("list --names: exit %d %q", code, out)
+	}
+	out, _, _ = run(t, "list", "--names", "--kind", "header-dir")
+	if headers := strings.Fields(out); !slices.Contains(headers, "cccl") || slices.Contains(headers, "ptxas") { // ptxas is only a binary
+		t.Errorf("list --names --kind header-dir: %q", out)
+	}
+	all, _, _ := run(t, "list", "--kind", "header-dir", "--json")
+	if n := len(jsonLines[map[string]any](t, all)); n != strings.Count(out, "\n") {
+		t.Errorf("%d header sets in --json, %d in --names", n, strings.Count(out, "\n"))
+	}
+}
+
+// TestPlugins_hostSteps: plugins lists already-loaded and system first, as steps of the host, with
+// what they look at and the orders that name them, in text and in --json.
+func TestPlugins_hostSteps(t *testing.T) {
+	isolate(t)
+	config := write(t, t.TempDir()+"/p.toml", []byte("[search]\norder = [\"wheels\", \"system\"]\n\n[library.nvml]\norder = [\"system\"]\n"))
+	out, errOut, code := run(t, "plugins", "--config", config)
+	if code != exitOK {
+		t.Fatalf("plugins: exit %d %s", code, errOut)
+	}
+	want := `already-loaded
+  source        host
+  looks at      the libraries this process has loaded already, by file name (dynamic libraries only)
+  used in       library.cuda.order, library.nvcudla.order
+
+system
+  source        host
+  looks at      the OS loader's own search (on Linux: LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories); find asks a model of it and loads nothing, load asks the loader (dynamic libraries only)
+  used in       search.order, library.cuda.order, library.nvcudla.order, library.nvml.order
+
+canary
+  source        builtin:canary
+`
+	if !strings.HasPrefix(out, want) {
+		t.Fatalf("plugins:\n%s\nwant it to start with\n%s", out, want)
+	}
+	out, _, _ = run(t, "plugins", "--config", config, "--json")
+	steps := jsonLines[struct {
+		Name, Source string
+		LooksAt      string   `json:"looks_at"`
+		UsedIn       []string `json:"used_in"`
+	}](t, out)
+	if len(steps) < 7 || steps[0].Name != "already-loaded" || steps[0].Source != "host" || steps[1].Name != "system" ||
+		steps[1].Source != "host" || !strings.Contains(steps[1].LooksAt, "ld.so.cache") || len(steps[1].UsedIn) != 4 || steps[2].Source != "builtin:canary" {
+		t.Fatalf("plugins --json: %+v", steps)
+	}
+	if !strings.HasPrefix(out, `{"name":"already-loaded","source":"host","looks_at":`) {
+		t.Errorf("already-loaded line: %s", out)
+	}
+}
+
+// readme is README.md as words separated by single spaces, without the backquotes of code.
+func readme(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(string(b), "`", "")), " ")
+}

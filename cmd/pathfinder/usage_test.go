@@ -1,0 +1,225 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestHelp_golden: every command's help, the same from `CMD --help` and `help CMD`, and pathfinder's.
+func TestHelp_golden(t *testing.T) {
+	isolate(t)
+	for _, c := range commands {
+		out, _, code := run(t, c.name, "--help")
+		if code != exitOK {
+			t.Fatalf("%s --help: exit %d", c.name, code)
+		}
+		if again, _, _ := run(t, "help", c.name); again != out {
+			t.Errorf("help %s differs from %s --help:\n%s\n---\n%s", c.name, c.name, again, out)
+		}
+		golden(t, "help/"+c.name+".txt", out)
+	}
+	out, _, code := run(t, "--help")
+	if code != exitOK {
+		t.Fatalf("--help: exit %d", code)
+	}
+	if again, _, _ := run(t, "help"); again != out {
+		t.Errorf("help differs from --help")
+	}
+	golden(t, "help/pathfinder.txt", out)
+}
+
+// usageLineRE is the one usage-line format: literal words in lower case, placeholders in capitals
+// (NAME, NAME..., [DIR]), alternatives with |, single spaces, [FLAGS] last.
+var usageLineRE = regexp.MustCompile(`^usage: pathfinder [a-z]+( (\[?([a-z]+|[A-Z]+(\.\.\.)?)( [A-Z]+)?\]?|[a-z]+(\|[a-z]+)+))* \[FLAGS\]$`)
+
+// TestHelp_usageLineAndPlaceholders: each help starts with the command's usage line in the one
+// format, and every flag that takes a value names it in capitals (FILE, DIR, LIST, KIND, ...).
+func TestHelp_usageLineAndPlaceholders(t *testing.T) {
+	isolate(t)
+	flagLine := regexp.MustCompile(`^  --([a-z-]+)( (.*))?$`)
+	placeholder := regexp.MustCompile(`^[A-Z][A-Z/]*$`)
+	for _, c := range commands {
+		out, _, _ := run(t, c.name, "--help")
+		first, _, _ := strings.Cut(out, "\n")
+		if first != c.usageLine() || !usageLineRE.MatchString(first) {
+			t.Errorf("%s: usage line %q (want %q in the one format)", c.name, first, c.usageLine())
+		}
+		fs, _, _ := c.flagSet(new(string))
+		seen := 0
+		for _, line := range strings.Split(out, "\n") {
+			m := flagLine.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			seen++
+			f := fs.Lookup(m[1])
+			switch {
+			case f == nil:
+				t.Errorf("%s: help names --%s, which it does not take", c.name, m[1])
+			case isBoolFlag(f) && m[3] != "":
+				t.Errorf("%s: --%s takes no value but shows %q", c.name, m[1], m[3])
+			case !isBoolFlag(f) && !placeholder.MatchString(m[3]):
+				t.Errorf("%s: --%s shows the placeholder %q, want one in capitals", c.name, m[1], m[3])
+			}
+		}
+		if seen != len(flagNames(fs)) {
+			t.Errorf("%s: help shows %d flags, it takes %d", c.name, seen, len(flagNames(fs)))
+		}
+	}
+	// A line such as "usage: pathfinder list  [FLAGS]" (two spaces) is not in the format.
+	if usageLineRE.MatchString("usage: pathfinder list  [FLAGS]") {
+		t.Fatal("usageLineRE accepts a double space")
+	}
+}
+
+// TestUsageErrors_usageLine: a mistake in any command's command line says what is wrong, prefixed
+// once, then the command's usage line (the first line of its help) and where the help is; exit 2.
+func TestUsageErrors_usageLine(t *testing.T) {
+	isolate(t)
+	tests := []struct {
+		args []string
+		want string // the first line, after "pathfinder: CMD: "
+	}{
+		{[]string{"find"}, "no library named; 'pathfinder list' lists them"},
+		{[]string{"find", "cudart", "--jsn"}, "unknown flag --jsn (did you mean --json?)"},
+		{[]string{"find", "cudart", "--kind"}, "flag --kind needs a value"},
+		{[]string{"find", "cudart", "--kind", "shader"}, `--kind: unknown kind "shader" (valid: dynamic-lib, header-dir, binary, static-lib, bitcode)`},
+		{[]string{"find", "cudart", "--target", "plan9/mips"}, `--target: unknown target "plan9/mips" (valid: linux/amd64, linux/arm64, windows/amd64, windows/arm64)`},
+		{[]string{"find", "cccl", "--kind", "header-dir", "--all-from-one-toolkit"}, "--all-from-one-toolkit is for dynamic libraries"},
+		{[]string{"load"}, "no library named; 'pathfinder list' lists them"},
+		{[]string{"load", "cudart", "--target", "windows/amd64"}, "unknown flag --target"},
+		{[]string{"explain"}, "takes one library name"},
+		{[]string{"explain", "cudart", "--kind", "headerdir"}, `--kind: unknown kind "headerdir" (did you mean "header-dir"?)`},
+		{[]string{"list", "cudart"}, "takes no arguments"},
+		{[]string{"list", "--kind", "binry"}, `--kind: unknown kind "binry" (did you mean "binary"?)`},
+		{[]string{"list", "--target", "windows"}, `--target: unknown target "windows" (valid: linux/amd64, linux/arm64, windows/amd64, windows/arm64)`},
+		{[]string{"doctor", "cudart"}, "takes no arguments"},
+		{[]string{"driver", "cudart"}, "takes no arguments"},
+		{[]string{"driver", "--format", "yml"}, `--format: unknown format "yml" (valid: text, json, nfd)`},
+		{[]string{"packs", "x"}, "takes no arguments"},
+		{[]string{"plugins", "x"}, "takes no arguments"},
+		{[]string{"config", "show"}, "takes no arguments, or check FILE"},
+		{[]string{"config", "check"}, "check takes one file"},
+		{[]string{"plugin", "create", "x"}, "expected new NAME [DIR]"},
+		{[]string{"plugin", "new", "system"}, `"system" is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not "already-loaded" or "system"`},
+		{[]string{"completion"}, "takes one shell: bash, zsh or fish"},
+		{[]string{"completion", "tcsh"}, `unknown shell "tcsh" (valid: bash, zsh, fish)`},
+		{[]string{"help", "find", "load"}, "takes one command"},
+		{[]string{"help", "--pid", "1"}, "unknown flag --pid"},
+	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		cmd := lookup(tt.args[0])
+		covered[cmd.name] = true
+		out, errOut, code := run(t, tt.args...)
+		want := "pathfinder: " + cmd.name + ": " + tt.want + "\n" + cmd.usageLine() + "\nrun 'pathfinder help " + cmd.name + "' for details\n"
+		if code != exitUsage || out != "" || errOut != want {
+			t.Errorf("%v: exit %d, stdout %q, stderr\n%s\nwant exit %d and\n%s", tt.args, code, out, errOut, exitUsage, want)
+		}
+		help, _, _ := run(t, "help", cmd.name)
+		if first, _, _ := strings.Cut(help, "\n"); !strings.Contains(errOut, "\n"+first+"\n") {
+			t.Errorf("%v: the usage line differs from the help's %q", tt.args, first)
+		}
+	}
+	for _, c := range commands {
+		if !covered[c.name] {
+			t.Errorf("no usage error of %s is tested", c.name)
+		}
+	}
+	if want := "(" + lookup("find").usageLine() + ")"; !strings.Contains(readme(t), want) {
+		t.Errorf("README lacks find's usage line %s", want)
+	}
+}
+
+// TestDidYouMean: a mistyped command, a command named to help, a flag and a flag's value get the
+// nearest right one; something far from all of them gets none.
+func TestDidYouMean(t *testing.T) {
+	isolate(t)
+	tests := []struct {
+		args   []string
+		stderr string // the first line
+	}{
+		{[]string{"fnd", "cudart"}, `pathfinder: unknown command "fnd" (did you mean "find"?)`},
+		{[]string{"lsit"}, `pathfinder: unknown command "lsit" (did you mean "list"?)`},
+		{[]string{"plugn"}, `pathfinder: unknown command "plugn" (did you mean "plugin"?)`},
+		{[]string{"pluginss"}, `pathfinder: unknown command "pluginss" (did you mean "plugins"?)`},
+		{[]string{"expl", "cudart"}, `pathfinder: unknown command "expl" (did you mean "explain"?)`},
+		{[]string{"verison"}, `pathfinder: unknown command "verison" (did you mean "version"?)`},
+		{[]string{"resolve", "cudart"}, `pathfinder: unknown command "resolve"`},
+		{[]string{"x"}, `pathfinder: unknown command "x"`},
+		{[]string{"help", "drvier"}, `pathfinder: help: unknown command "drvier" (did you mean "driver"?)`},
+		{[]string{"find", "cudart", "--tagret", "linux/arm64"}, `pathfinder: find: unknown flag --tagret (did you mean --target?)`},
+		{[]string{"find", "cudart", "-kidn", "binary"}, `pathfinder: find: unknown flag -kidn (did you mean --kind?)`},
+		{[]string{"find", "cudart", "--kind", "dynamic-libs"}, `pathfinder: find: --kind: unknown kind "dynamic-libs" (did you mean "dynamic-lib"?)`},
+		{[]string{"find", "cudart", "--target", "linux/arm"}, `pathfinder: find: --target: unknown target "linux/arm" (did you mean "linux/arm64"?)`},
+		{[]string{"driver", "--format", "jsn"}, `pathfinder: driver: --format: unknown format "jsn" (did you mean "json"?)`},
+		{[]string{"driver", "--methods", "sysfs,procf"}, `pathfinder: driver: --methods: unknown method "procf" (did you mean "procfs"?)`},
+		{[]string{"completion", "fihs"}, `pathfinder: completion: unknown shell "fihs" (did you mean "fish"?)`},
+		{[]string{"completion", "fsh"}, `pathfinder: completion: unknown shell "fsh" (did you mean "zsh" or "fish"?)`},
+	}
+	for _, tt := range tests {
+		_, errOut, code := run(t, tt.args...)
+		first, _, _ := strings.Cut(errOut, "\n")
+		if code != exitUsage || first != tt.stderr {
+			t.Errorf("%v: exit %d, %q; want %d, %q", tt.args, code, first, exitUsage, tt.stderr)
+		}
+	}
+	if want := `pathfinder fnd: unknown command "fnd" (did you mean "find"?)`; !strings.Contains(readme(t), want) {
+		t.Errorf("README lacks %s", want)
+	}
+	// An unknown command ends with pathfinder's own usage line.
+	_, errOut, _ := run(t, "fnd")
+	if want := "\n" + globalUsage + "\nrun 'pathfinder help' for every command\n"; !strings.HasSuffix(errOut, want) {
+		t.Errorf("fnd: %q lacks %q", errOut, want)
+	}
+}
+
+func Test_nearest(t *testing.T) {
+	options := []string{"find", "load", "explain", "list", "plugin", "plugins", "config", "completion"}
+	tests := []struct {
+		name, s string
+		want    []string
+	}{
+		{"one letter missing", "fnd", []string{"find"}},
+		{"two letters swapped", "fidn", []string{"find"}},
+		{"one letter wrong", "lost", []string{"list"}},
+		{"a unique prefix", "expl", []string{"explain"}},
+		{"a prefix of two", "plugi", []string{"plugin"}}, // plugin is one letter away, plugins two
+		{"a prefix of two, far from both", "co", nil},
+		{"two off in a long word", "complteion", []string{"completion"}},
+		{"two off in a short word", "fxnx", nil},
+		{"a tie", "lod", []string{"load"}},
+		{"nothing near", "resolve", nil},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nearest(tt.s, options)
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("nearest(%q) = %q, want %q", tt.s, got, tt.want)
+			}
+		})
+	}
+	if got := nearest("lis", []string{"lisp", "list"}); len(got) != 2 {
+		t.Fatalf("a tie gives both: %q", got)
+	}
+}
+
+// TestErrors_prefixOnce: every error, from the command line, a config or the search, starts with
+// "pathfinder: " and never carries it twice.
+func TestErrors_prefixOnce(t *testing.T) {
+	isolate(t)
+	bad := write(t, t.TempDir()+"/bad.toml", []byte("[search]\ncolour = \"blue\"\n"))
+	for _, args := range [][]string{
+		{"fnd"}, {"find"}, {"find", "cudart", "--kind", "x"}, {"find", "nvfatbin"}, {"find", "nosuchlib"},
+		{"find", "cudart", "--config", bad}, {"list", "--config", "/nonexistent/p.toml"}, {"config", "check", bad},
+		{"doctor", "--root", "/nonexistent"}, {"plugins", "--config", bad},
+		{"find", "--all-from-one-toolkit", "cudart", "nosuchlib"},
+	} {
+		_, errOut, code := run(t, args...)
+		if code == exitOK || !strings.HasPrefix(errOut, "pathfinder: ") || strings.Contains(errOut, "pathfinder: pathfinder:") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
