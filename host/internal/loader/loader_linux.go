@@ -26,6 +26,14 @@ const (
 // Available reports whether this build can load libraries.
 const Available = true
 
+// Dlopen is purego.Dlopen on one OS thread: dlerror's message belongs to the thread that called
+// dlopen, and a goroutine moved to another thread in between reads an empty one.
+func Dlopen(path string, flags int) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return purego.Dlopen(path, flags)
+}
+
 // Open loads path (absolute, or a bare soname for the loader's own search) with RTLD_NOW|RTLD_GLOBAL,
 // plus RTLD_DEEPBIND when asked, and reads back the absolute path the loader used.
 func Open(path string, deepbind bool) (Library, error) {
@@ -33,7 +41,7 @@ func Open(path string, deepbind bool) (Library, error) {
 	if deepbind {
 		flags |= rtldDeepbind
 	}
-	h, err := purego.Dlopen(path, flags)
+	h, err := Dlopen(path, flags)
 	if err != nil {
 		return Library{}, fmt.Errorf("dlopen %s: %w", path, err)
 	}

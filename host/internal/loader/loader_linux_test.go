@@ -5,6 +5,10 @@ package loader
 import (
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -62,5 +66,31 @@ func TestStillAbsent(t *testing.T) {
 	}
 	if l, ok := Loaded("libpathfinder-stillabsent.so.1"); !ok || l.Path != lib.Path {
 		t.Fatalf("Loaded after loading = %+v, %v; want %s", l, ok, lib.Path)
+	}
+}
+
+// TestOpen_errorMessageSurvivesThreadSwitches: dlerror's message belongs to the thread that called
+// dlopen; a goroutine moved to another thread in between read an empty one ("dlopen X: ", seen once
+// in about a thousand failed loads of Debian's libnccl). Many goroutines failing at once make the
+// switch likely; every message must still say why.
+func TestOpen_errorMessageSurvivesThreadSwitches(t *testing.T) {
+	var wg sync.WaitGroup
+	var empty atomic.Int64
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				_, err := Open("/nonexistent/libpathfinder-missing.so.1", false)
+				if err == nil || !strings.Contains(err.Error(), "No such file") {
+					empty.Add(1)
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	wg.Wait()
+	if n := empty.Load(); n > 0 {
+		t.Fatalf("%d of 4800 failed loads lost the loader's message", n)
 	}
 }
