@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,29 +19,29 @@ func TestConfig_layers(t *testing.T) {
 	opts := Options{
 		SystemConfigDir: sys,
 		ConfigFile:      last,
-		Getenv:          testEnv{"HOME": home, "PATHFINDER_CONFIG": envFile}.get,
+		LookupEnv:       testEnv{"HOME": home, "PATHFINDER_CONFIG": envFile}.lookup,
 	}
 	f, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	files := f.ConfigFiles()
+	files := f.info().ConfigFiles()
 	want := []string{"builtin:pathfinder.toml", filepath.Join(sys, "pathfinder.toml"), filepath.Join(home, ".config/pathfinder/pathfinder.toml"), envFile, last}
 	if strings.Join(files, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("layers %v, want %v", files, want)
 	}
-	conda := f.cfg.plugins["conda"]
-	if conda.timeout != 3*time.Second || conda.memory != 32<<20 || conda.source != "builtin:conda" {
+	conda := f.cfg.Plugins["conda"]
+	if conda.Timeout != 3*time.Second || conda.Memory != 32<<20 || conda.Source.String() != "builtin:conda" {
 		t.Fatalf("conda = %+v: each layer should override only what it sets", conda)
 	}
-	if o := strings.Join(f.Order("cudart"), ","); o != "envroots" {
+	if o := strings.Join(f.info().Order("cudart"), ","); o != "envroots" {
 		t.Fatalf("cudart order %s", o)
 	}
-	if o := strings.Join(f.Order("nvrtc"), ","); o != "conda,system" {
+	if o := strings.Join(f.info().Order("nvrtc"), ","); o != "conda,system" {
 		t.Fatalf("default order %s", o)
 	}
-	if o := strings.Join(f.Order("nvml"), ","); o != "already-loaded,system" {
+	if o := strings.Join(f.info().Order("nvml"), ","); o != "already-loaded,system" {
 		t.Fatalf("nvml order %s", o)
 	}
 }
@@ -65,8 +66,9 @@ func TestConfig_Errors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := put(t, t.TempDir(), "p.toml", []byte(tt.config))
-			_, err := New(Options{ConfigFile: path, SystemConfigDir: t.TempDir(), Getenv: testEnv{}.get})
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "pathfinder: ") {
+			_, err := New(Options{ConfigFile: path, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) || strings.HasPrefix(err.Error(), "pathfinder: ") {
 				t.Fatalf("New: %v, want an error containing %q", err, tt.want)
 			}
 		})
@@ -91,7 +93,7 @@ func TestCompilationCacheDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := Options{Getenv: tt.env.get, SystemConfigDir: t.TempDir()}
+			opts := Options{LookupEnv: tt.env.lookup, SystemConfigDir: t.TempDir()}
 			if tt.config != "" {
 				opts.ConfigFile = put(t, t.TempDir(), "p.toml", []byte(tt.config))
 			}
@@ -99,7 +101,7 @@ func TestCompilationCacheDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := f.CacheDir()
+			got := f.info().CacheDir()
 			if tt.want == "" && got != "" || tt.want != "" && filepath.Dir(got) != tt.want {
 				t.Fatalf("CacheDir() = %q, want under %q", got, tt.want)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 )
 
@@ -131,7 +132,7 @@ func TestFind_searchOrder(t *testing.T) {
 func dump(ex *Explanation) string {
 	var b strings.Builder
 	for _, st := range ex.Steps {
-		b.WriteString(st.Step + " " + st.Outcome + " " + st.Detail + "\n")
+		b.WriteString(st.Step + " " + string(st.Outcome) + " " + st.Detail + "\n")
 		for _, c := range st.Candidates {
 			b.WriteString("  cand " + c.Path + " refused=" + c.Refused + "\n")
 		}
@@ -182,8 +183,8 @@ func TestFind_Errors(t *testing.T) {
 			if !errors.As(err, &se) || se.Name != tt.lib {
 				t.Fatalf("error %v is not a *SearchError for %q", err, tt.lib)
 			}
-			if !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), "pathfinder: ") {
-				t.Fatalf("message %q lacks %q", err, tt.message)
+			if !strings.Contains(err.Error(), tt.message) || strings.HasPrefix(err.Error(), "pathfinder: ") {
+				t.Fatalf("message %q lacks %q, or has the program's prefix (the command adds it)", err, tt.message)
 			}
 			if tt.reason != "" {
 				var reasons []string
@@ -243,7 +244,7 @@ func TestFind_oneSearchPerName(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := f.searches.Load(); n != 1 {
+	if n := f.hooks.searches.Load(); n != 1 {
 		t.Fatalf("%d searches for 64 concurrent callers, want 1", n)
 	}
 	for _, p := range paths {
@@ -252,8 +253,8 @@ func TestFind_oneSearchPerName(t *testing.T) {
 		}
 	}
 	// Remembered: no new search.
-	if _, err := f.Find(bg, "cusolver"); err != nil || f.searches.Load() != 1 {
-		t.Fatalf("second Find searched again (%d) or failed: %v", f.searches.Load(), err)
+	if _, err := f.Find(bg, "cusolver"); err != nil || f.hooks.searches.Load() != 1 {
+		t.Fatalf("second Find searched again (%d) or failed: %v", f.hooks.searches.Load(), err)
 	}
 }
 
@@ -276,7 +277,7 @@ func TestGranted_validate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &granted{mounts: []grantedDir{{path: dir, root: root}}}
+	g := &candidate.Granted{Dirs: []candidate.Dir{{Path: dir, Root: root}}}
 	linux := abi.Platform{OS: "linux", Arch: "amd64"}
 	tests := []struct {
 		name, path, want string
@@ -300,7 +301,7 @@ func TestGranted_validate(t *testing.T) {
 	e := &catalog.Entry{Kind: DynamicLib, Library: abi.Library{Name: "x", LinuxSonames: []string{"libx.so.1", "libx.so.2", "libx.so.3"}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got := g.check(tt.path, e, tt.plat)
+			_, got := check(g, tt.path, e, tt.plat)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("check(%q) = %q, want %q", tt.path, got, tt.want)
 			}

@@ -106,7 +106,5 @@ func isDir(flagName, path string) error {
 	return nil
 }
 
-// fail prints err once prefixed: the package errors already start with "pathfinder: ".
-func (c *cli) fail(err error) {
-	c.errorf("%s", strings.TrimPrefix(err.Error(), "pathfinder: "))
-}
+// fail prints err with the program's prefix.
+func (c *cli) fail(err error) { c.printError(err) }

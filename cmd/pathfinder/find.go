@@ -18,7 +18,7 @@ func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		c.target = *target
 		k, err := host.ParseKind(*kind)
 		if err != nil {
-			fmt.Fprintln(c.stderr, err)
+			c.printError(err)
 			return exitUsage
 		}
 		if *together {
@@ -95,7 +95,7 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 			if asJSON {
 				enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			} else {
-				fmt.Fprintln(c.stderr, se.Error())
+				c.printError(se)
 			}
 			continue
 		}
@@ -139,7 +139,7 @@ func (c *cli) findTogether(ctx context.Context, names []string, asJSON bool) int
 				Attempts []host.Attempt `json:"attempts"`
 			}{names, code, err.Error(), attempts})
 		} else {
-			fmt.Fprintln(c.stderr, err)
+			c.printError(err)
 		}
 		return exitNotFound
 	}

@@ -24,7 +24,7 @@ func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if *kind != "" {
 			k, err := host.ParseKind(*kind)
 			if err != nil {
-				fmt.Fprintln(c.stderr, err)
+				c.printError(err)
 				return exitUsage
 			}
 			kinds = []host.Kind{k}

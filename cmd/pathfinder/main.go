@@ -232,8 +232,16 @@ func cmdHelp(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 
 // configError reports an error from opening the Finder (a config or pack problem).
 func (c *cli) configError(err error) int {
-	fmt.Fprintln(c.stderr, err)
+	c.printError(err)
 	return exitUsage
+}
+
+// printError prints err with the program's prefix, which no package's error carries: once per
+// line, as errors.Join puts each error on a line of its own.
+func (c *cli) printError(err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		c.errorf("%s", line)
+	}
 }
 
 func isSearchError(err error) (*host.SearchError, bool) {

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -23,7 +23,7 @@ func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		plugins := f.Plugins(ctx)
+		plugins := inspect.Of(f).Plugins(ctx)
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			e.SetIndent("", "  ")
@@ -41,7 +41,7 @@ func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 }
 
 // writePlugins prints one block per plugin: where it comes from, what it says it is, what it is granted.
-func writePlugins(w io.Writer, plugins []host.PluginInfo) {
+func writePlugins(w io.Writer, plugins []inspect.PluginInfo) {
 	none := func(s []string) string {
 		if len(s) == 0 {
 			return "-"
