@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -320,5 +321,42 @@ func TestFind_systemSearchModel(t *testing.T) {
 	}
 	if lib, err := f.Find(bg, "nvml"); err == nil {
 		t.Fatalf("Find(nvml) took a stubs/ library: %+v", lib)
+	}
+}
+
+// TestExplanation_JSON: an explanation's JSON carries its error's code and message, and leaves out
+// what is empty, as find --json does.
+func TestExplanation_JSON(t *testing.T) {
+	site := t.TempDir()
+	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
+	tests := []struct {
+		name, lib string
+		want      map[string]any // keys and, where not nil, their values
+		absent    []string
+	}{
+		{"unknown", "cudartt", map[string]any{"name": "cudartt", "error": "unknown", "message": `unknown library "cudartt" (did you mean "cudart" or "cuda"?)`},
+			[]string{"steps", "result"}},
+		{"not found", "nvrtc", map[string]any{"error": "not-found", "message": nil, "steps": nil}, []string{"result"}},
+		{"found", "cudart", map[string]any{"result": nil, "steps": nil}, []string{"error", "message"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(f.Explain(bg, DynamicLib, tt.lib))
+			var got map[string]any
+			if err != nil || json.Unmarshal(b, &got) != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			for k, v := range tt.want {
+				if g, ok := got[k]; !ok || v != nil && g != v {
+					t.Errorf("%s = %v, want %v in %s", k, g, v, b)
+				}
+			}
+			for _, k := range tt.absent {
+				if _, ok := got[k]; ok {
+					t.Errorf("%s present in %s", k, b)
+				}
+			}
+		})
 	}
 }

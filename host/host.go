@@ -59,8 +59,8 @@ const (
 
 // Host-owned steps that may appear in a step order besides plugin names.
 const (
-	StepAlreadyLoaded = config.StepAlreadyLoaded
-	StepSystem        = config.StepSystem
+	StepAlreadyLoaded = "already-loaded" // a copy of the library already in the process
+	StepSystem        = "system"         // the OS loader's own search
 )
 
 // ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").

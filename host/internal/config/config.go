@@ -29,7 +29,8 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 )
 
-// Host-owned steps that may appear in a step order besides plugin names.
+// Host-owned steps that may appear in a step order besides plugin names (host.StepAlreadyLoaded,
+// host.StepSystem).
 const (
 	StepAlreadyLoaded = "already-loaded"
 	StepSystem        = "system"
