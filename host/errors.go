@@ -20,8 +20,8 @@ var (
 	ErrNotFound        = errors.New("library not found")
 	ErrRefused         = errors.New("library found but refused")      // a file was found, and validation refused it
 	ErrLoadFailed      = errors.New("library found but not loadable") // the loader would not load the file found
-	ErrABIMismatch     = wasm.ErrABIMismatch
-	ErrLoadUnavailable = loader.ErrUnavailable
+	ErrABIMismatch     = wasm.ErrABIMismatch                          // a plugin says it speaks another ABI version than the host
+	ErrLoadUnavailable = loader.ErrUnavailable                        // this build cannot load libraries (-tags pathfinder_static)
 )
 
 // Attempt is one place a search looked, and why it did not take it.
@@ -144,8 +144,8 @@ func kindNoun(k Kind) string {
 	return "library"
 }
 
-// ConfigError is a configuration that cannot be used (New, CheckConfigFile): the file, and the
-// position of the key at fault.
+// ConfigError is a configuration that New cannot use: the file, and the position of the key at
+// fault.
 type ConfigError struct {
 	File      string // the layer: a config file's absolute path, or "builtin:pathfinder.toml"; "" for none
 	Line, Col int    // 1-based; 0 when the position cannot be told

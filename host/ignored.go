@@ -30,8 +30,8 @@ func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 			values = filepath.SplitList(v)
 		}
 		for _, val := range values {
-			if why := unusableDir(val); why != "" {
-				out = append(out, IgnoredInput{Name: name, Value: val, Reason: why})
+			if err := unusableDir(val); err != nil {
+				out = append(out, IgnoredInput{Name: name, Value: val, Reason: err.Error()})
 			} else if name == "VIRTUAL_ENV" && len(sitepackages.Host.PrefixSites(val, nil)) == 0 {
 				out = append(out, IgnoredInput{Name: name, Value: val, Reason: "holds no site-packages directory"})
 			}
@@ -93,20 +93,20 @@ func (f *Finder) installRootVars(e *catalog.Entry) []string {
 	return out
 }
 
-// unusableDir says why dir cannot be searched, or "".
-func unusableDir(dir string) string {
+// unusableDir refuses a directory that cannot be searched.
+func unusableDir(dir string) error {
 	if !filepath.IsAbs(dir) {
-		return "not an absolute path; pathfinder never resolves one against the working directory"
+		return errors.New("not an absolute path; pathfinder never resolves one against the working directory")
 	}
 	fi, err := os.Stat(dir)
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
-		return pe.Err.Error()
+		return pe.Err
 	case err != nil:
-		return err.Error()
+		return err
 	case !fi.IsDir():
-		return "not a directory"
+		return errors.New("not a directory")
 	}
-	return ""
+	return nil
 }

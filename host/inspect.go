@@ -15,7 +15,7 @@ import (
 // What the pathfinder command reads of a Finder beyond the Go API (internal/inspect).
 func init() {
 	inspect.Of = func(f any) inspect.Finder { return inspector{f.(*Finder)} }
-	inspect.CheckConfigFile = func(ctx context.Context, file string) error { return checkConfigFile(ctx, file, Options{}) }
+	inspect.CheckConfigFile = func(ctx context.Context, file string) error { return checkConfigFile(ctx, file) }
 }
 
 type inspector struct{ f *Finder }
@@ -50,40 +50,45 @@ func (i inspector) FileNames(kind Kind, name string) []string {
 func (i inspector) Plugins(ctx context.Context) []inspect.PluginInfo {
 	var out []inspect.PluginInfo
 	for _, n := range i.f.cfg.PluginNames() {
-		out = append(out, i.f.pluginInfo(ctx, i.f.cfg.Plugins[n]))
+		info, _ := i.f.pluginInfo(ctx, i.f.cfg.Plugins[n])
+		out = append(out, info)
 	}
 	return out
 }
 
-func (f *Finder) pluginInfo(ctx context.Context, p *config.Plugin) inspect.PluginInfo {
+// pluginInfo is what the config says of plugin p and what its module says of itself, with every
+// problem, each a *PluginError, also in the info's Problems (without the plugin's name).
+func (f *Finder) pluginInfo(ctx context.Context, p *config.Plugin) (inspect.PluginInfo, []error) {
 	info := f.cfg.Info(p)
-	problem := func(err error) { // the listing names the plugin already
-		var pe *PluginError
-		if errors.As(err, &pe) {
-			err = pe.Err
+	var problems []error
+	problem := func(op string, err error) {
+		pe, ok := err.(*PluginError)
+		if !ok {
+			pe = &PluginError{Plugin: p.Name, Op: op, Err: err}
 		}
-		info.Problems = append(info.Problems, err.Error())
+		problems = append(problems, pe)
+		info.Problems = append(info.Problems, pe.Err.Error()) // the listing names the plugin already
 	}
 	code, err := p.Code()
 	if err != nil {
-		problem(err)
-		return info
+		problem("read", err)
+		return info, problems
 	}
 	sum := sha256.Sum256(code)
 	info.SHA256 = hex.EncodeToString(sum[:])
 	if p.SHA256 != "" && p.SHA256 != info.SHA256 {
-		info.Problems = append(info.Problems, fmt.Sprintf("sha256 is %s, but %s pins %s: refused", info.SHA256, f.cfg.Where("plugin."+p.Name+".sha256"), p.SHA256))
-		return info
+		problem("pin", fmt.Errorf("sha256 is %s, but %s pins %s: refused", info.SHA256, f.cfg.Where("plugin."+p.Name+".sha256"), p.SHA256))
+		return info, problems
 	}
 	mod, err := f.module(ctx, p, nil)
 	if err != nil {
-		problem(err)
-		return info
+		problem("load", err)
+		return info, problems
 	}
 	d, err := mod.Describe(ctx, p.Timeout)
 	switch {
 	case err != nil:
-		problem(err)
+		problem("describe", err)
 	case d == nil: // optional: ABI stays 0, and the version is checked when the plugin first searches
 	default:
 		info.ABI, info.Version, info.Searches, info.Wants = d.ABI, d.Version, d.Names, d.Env
@@ -91,38 +96,39 @@ func (f *Finder) pluginInfo(ctx context.Context, p *config.Plugin) inspect.Plugi
 			// One module holds every builtin step; its description is theirs together.
 			info.Searches, info.Wants = []string{p.Source.Builtin}, nil
 		}
-		info.Problems = append(info.Problems, p.DescribeProblems(d, f.catalog)...)
+		for _, err := range p.DescribeProblems(d, f.catalog) {
+			problem("describe", err)
+		}
 	}
-	return info
+	return info, problems
 }
 
 // checkConfigFile validates one config file as the only layer over the built-in defaults, with the
 // descriptor packs this machine has: its syntax and keys, its steps, libraries and pack dirs, and
 // every plugin it defines a source for, loaded and asked what it is (a missing or writable file, a
-// sha256 that does not match its pin, another ABI, env it asks for that it is not granted). opts
-// supplies the environment and the system directory, as for New. The problems of several plugins
-// are joined (errors.Join), each a ConfigError.
-func checkConfigFile(ctx context.Context, file string, opts Options) error {
+// sha256 that does not match its pin, another ABI, env it asks for that it is not granted). The
+// problems of its plugins are joined (errors.Join), each a ConfigError at the plugin's source.
+func checkConfigFile(ctx context.Context, file string) error {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return &ConfigError{File: file, Err: err}
 	}
-	opts.ConfigFile, opts.onlyConfigFile = abs, true
-	f, err := New(opts)
+	f, err := New(Options{ConfigFile: abs, onlyConfigFile: true})
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	var problems []error
+	var all []error
 	for _, name := range f.cfg.PluginNames() {
 		p := f.cfg.Plugins[name]
 		if p.DefinedIn != abs {
 			continue // a builtin step this file does not redefine
 		}
-		for _, pr := range f.pluginInfo(ctx, p).Problems {
-			e := f.cfg.ErrorAt("plugin."+name+".source", &config.PluginError{Plugin: name, Op: "describe", Err: errors.New(pr)})
-			problems = append(problems, public(e))
+		_, problems := f.pluginInfo(ctx, p)
+		for _, pe := range problems {
+			ce := f.cfg.ErrorAt("plugin."+name+".source", pe)
+			all = append(all, (*ConfigError)(ce))
 		}
 	}
-	return errors.Join(problems...)
+	return errors.Join(all...)
 }

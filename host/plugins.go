@@ -58,7 +58,11 @@ func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Reco
 			return fail("describe", err)
 		} else if d != nil {
 			if probs := p.DescribeProblems(d, f.catalog); len(probs) > 0 {
-				return fail("describe", errors.New(strings.Join(probs, "; ")))
+				msgs := make([]string, len(probs))
+				for i, e := range probs {
+					msgs[i] = e.Error()
+				}
+				return fail("describe", errors.New(strings.Join(msgs, "; ")))
 			}
 		}
 	}
@@ -120,8 +124,8 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 			g.roots = append(g.roots, abi.Root{Path: guest, Role: role})
 			return
 		}
-		if why := config.OverBroad(paths, dir); why != "" {
-			g.note(fmt.Sprintf("not granted %s (%s): %s", dir, role, why))
+		if err := config.OverBroad(paths, dir); err != nil {
+			g.note(fmt.Sprintf("not granted %s (%s): %v", dir, role, err))
 			return
 		}
 		root, err := openRoot(dir, rec)

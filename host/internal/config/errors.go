@@ -36,7 +36,7 @@ func (e *PluginError) Error() string { return fmt.Sprintf("plugin %q: %v", e.Plu
 func (e *PluginError) Unwrap() error { return e.Err }
 
 // ErrorAt is err at the position where key was last set.
-func (c *Config) ErrorAt(key string, err error) error {
+func (c *Config) ErrorAt(key string, err error) *Error {
 	e := &Error{Key: key, Err: err}
 	if s := c.origins[key]; s != nil {
 		e.File, e.Line, e.Col = s.position()

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -131,30 +132,29 @@ func (c *Config) checkGrants(p *Plugin) error {
 		if g.Kind != GrantDir {
 			continue
 		}
-		if why := OverBroad(guestpath.Host, g.Name); why != "" {
-			return c.ErrorAt("plugin."+p.Name+".read", fmt.Errorf("plugin.%s.read: %q: %s", p.Name, g.Name, why))
+		if err := OverBroad(guestpath.Host, g.Name); err != nil {
+			return c.ErrorAt("plugin."+p.Name+".read", fmt.Errorf("plugin.%s.read: %q: %w", p.Name, g.Name, err))
 		}
 	}
 	return nil
 }
 
-// OverBroad says why the directory dir (host form) is not a directory a plugin may be granted: the
-// whole file system, a whole Windows volume, or the kernel's and devices' files (/proc, /sys, /dev:
-// the process's environment and memory are there). A symlink to one of them is judged by where it
-// leads. "" for any other.
-func OverBroad(paths guestpath.Map, dir string) string {
+// OverBroad refuses a directory (host form) no plugin may be granted: the whole file system, a whole
+// Windows volume, or the kernel's and devices' files (/proc, /sys, /dev: the process's environment
+// and memory are there). A symlink to one of them is judged by where it leads.
+func OverBroad(paths guestpath.Map, dir string) error {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
 	if g, err := paths.ToGuest(dir); err == nil && (g == "/" || guestpath.IsVolumeRoot(g)) {
-		return "the whole file system is never granted: grant the directories the plugin searches"
+		return errors.New("the whole file system is never granted: grant the directories the plugin searches")
 	}
 	if !paths.Windows() {
 		for _, sys := range []string{"/proc", "/sys", "/dev"} {
 			if dir == sys || strings.HasPrefix(dir, sys+"/") {
-				return sys + " is never granted: it holds the process's and the kernel's state, not libraries"
+				return errors.New(sys + " is never granted: it holds the process's and the kernel's state, not libraries")
 			}
 		}
 	}
-	return ""
+	return nil
 }

@@ -98,16 +98,16 @@ func (p *Plugin) Code() ([]byte, error) {
 // DescribeProblems compares what a plugin says it needs with what it is granted: another ABI, a
 // variable it reads that the config does not grant (it would read as unset), or, for a module that
 // registers several searches, none under the plugin's name.
-func (p *Plugin) DescribeProblems(d *abi.Description, cat *catalog.Catalog) []string {
-	var out []string
+func (p *Plugin) DescribeProblems(d *abi.Description, cat *catalog.Catalog) []error {
+	var out []error
 	if d.ABI != abi.Version {
-		out = append(out, fmt.Sprintf("describes itself as ABI %d: host %d, plugin %d", d.ABI, abi.Version, d.ABI))
+		out = append(out, fmt.Errorf("describes itself as ABI %d: host %d, plugin %d", d.ABI, abi.Version, d.ABI))
 	}
 	if p.Source.Builtin != "" {
 		return out // one module for every builtin step: its description is theirs together
 	}
 	if len(d.Names) > 1 && !slices.Contains(d.Names, p.Name) {
-		out = append(out, fmt.Sprintf("registers the searches %s, none named %q: rename the step to one of them", strings.Join(d.Names, ", "), p.Name))
+		out = append(out, fmt.Errorf("registers the searches %s, none named %q: rename the step to one of them", strings.Join(d.Names, ", "), p.Name))
 	}
 	var missing []string
 	for _, v := range d.Env {
@@ -116,7 +116,7 @@ func (p *Plugin) DescribeProblems(d *abi.Description, cat *catalog.Catalog) []st
 		}
 	}
 	if len(missing) > 0 {
-		out = append(out, fmt.Sprintf("asks for env %s (its describe export), which [plugin.%s] env does not grant: it would read as unset; grant it with env = %s",
+		out = append(out, fmt.Errorf("asks for env %s (its describe export), which [plugin.%s] env does not grant: it would read as unset; grant it with env = %s",
 			strings.Join(missing, ", "), p.Name, inspect.TOMLValue(append(slices.Clone(p.Env), missing...))))
 	}
 	return out

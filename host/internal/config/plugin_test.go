@@ -40,7 +40,11 @@ func TestPlugin_DescribeProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := strings.Join(tt.p.DescribeProblems(&tt.d, cat), " | ")
+			var problems []string
+			for _, err := range tt.p.DescribeProblems(&tt.d, cat) {
+				problems = append(problems, err.Error())
+			}
+			got := strings.Join(problems, " | ")
 			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 				t.Fatalf("problems %q, want %q", got, tt.want)
 			}
