@@ -107,7 +107,7 @@ type Finder struct {
 	cacheDir string             // the compilation cache, "" when off
 	results  *resultcache.Store // the result cache
 
-	engine func() (*wasm.Engine, error) // made on first use
+	engine func() *wasm.Engine // made on first use
 	sites  siteDiscovery
 
 	mu       sync.Mutex
@@ -192,11 +192,11 @@ func New(opts Options) (*Finder, error) {
 		resultDir = filepath.Join(base, "results")
 	}
 	f.results = resultcache.New(resultDir, f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
-	f.engine = sync.OnceValues(func() (*wasm.Engine, error) {
+	f.engine = sync.OnceValue(func() *wasm.Engine {
 		if f.hooks.engine != nil {
-			return f.hooks.engine, nil
+			return f.hooks.engine
 		}
-		return wasm.NewEngine(f.cacheDir), nil // an unusable cache dir costs speed, never the search
+		return wasm.NewEngine(f.cacheDir) // an unusable cache dir costs speed, never the search
 	})
 	return f, nil
 }
@@ -211,9 +211,7 @@ func (f *Finder) Close() error {
 	f.roots = map[string]*os.Root{}
 	f.modules = map[string]*wasm.Module{}
 	if f.hooks.engine == nil {
-		if eng, _ := f.engine(); eng != nil {
-			eng.Close()
-		}
+		f.engine().Close()
 	}
 	return nil
 }

@@ -36,10 +36,6 @@ func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Reco
 	fail := func(op string, err error) (*wasm.Module, error) {
 		return nil, &PluginError{Plugin: p.Name, Op: op, Err: err}
 	}
-	eng, err := f.engine()
-	if err != nil {
-		return nil, err
-	}
 	code, err := p.Code()
 	if err != nil {
 		return fail("read", err)
@@ -50,7 +46,7 @@ func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Reco
 			return fail("pin", fmt.Errorf("%s has sha256 %s, but the config (%s) pins %s", p.Source, got, p.DefinedIn, p.SHA256))
 		}
 	}
-	if m, err = eng.Load(ctx, code, p.Memory); err != nil {
+	if m, err = f.engine().Load(ctx, code, p.Memory); err != nil {
 		return fail("load", err)
 	}
 	if p.Source.File != "" { // a site plugin that wants more than it is granted is refused, not half-run
