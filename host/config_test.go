@@ -1,6 +1,8 @@
 package host
 
 import (
+	"errors"
+	"github.com/pathfinder-dev/pathfinder/host/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,29 +20,29 @@ func TestConfig_layers(t *testing.T) {
 	opts := Options{
 		SystemConfigDir: sys,
 		ConfigFile:      last,
-		Getenv:          testEnv{"HOME": home, "PATHFINDER_CONFIG": envFile}.get,
+		LookupEnv:       testEnv{"HOME": home, "PATHFINDER_CONFIG": envFile}.lookup,
 	}
 	f, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	files := f.ConfigFiles()
+	files := f.info().ConfigFiles()
 	want := []string{"builtin:pathfinder.toml", filepath.Join(sys, "pathfinder.toml"), filepath.Join(home, ".config/pathfinder/pathfinder.toml"), envFile, last}
 	if strings.Join(files, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("layers %v, want %v", files, want)
 	}
-	conda := f.cfg.plugins["conda"]
-	if conda.timeout != 3*time.Second || conda.memory != 32<<20 || conda.source != "builtin:conda" {
+	conda := f.cfg.Plugins["conda"]
+	if conda.Timeout != 3*time.Second || conda.Memory != 32<<20 || conda.Source.String() != "builtin:conda" {
 		t.Fatalf("conda = %+v: each layer should override only what it sets", conda)
 	}
-	if o := strings.Join(f.Order("cudart"), ","); o != "envroots" {
+	if o := strings.Join(f.info().Order("cudart"), ","); o != "envroots" {
 		t.Fatalf("cudart order %s", o)
 	}
-	if o := strings.Join(f.Order("nvrtc"), ","); o != "conda,system" {
+	if o := strings.Join(f.info().Order("nvrtc"), ","); o != "conda,system" {
 		t.Fatalf("default order %s", o)
 	}
-	if o := strings.Join(f.Order("nvml"), ","); o != "already-loaded,system" {
+	if o := strings.Join(f.info().Order("nvml"), ","); o != "already-loaded,system" {
 		t.Fatalf("nvml order %s", o)
 	}
 }
@@ -61,12 +63,18 @@ func TestConfig_Errors(t *testing.T) {
 		{"bad timeout", "[plugin.wheels]\ntimeout = \"-1s\"\n", `"-1s" is not a positive duration`},
 		{"bad sha256", "[plugin.wheels]\nsha256 = \"abc\"\n", `sha256 "abc" is not 64 hex digits`},
 		{"relative site dir", "[search]\nsite_packages = [\"venv/lib\"]\n", `"venv/lib" is a relative path`},
+		{"a mistyped step", "[search]\norder = [\"cnda\", \"system\"]\n", `p.toml:2:1: search.order names unknown step "cnda" (did you mean "conda"?) (known: already-loaded, canary, conda,`},
+		{"a mistyped grant", "[plugin.wheels]\nread = [\"@site-package\"]\n", `p.toml:2:1: plugin.wheels.read: unknown grant "@site-package" (did you mean "@site-packages"?) (known: @site-packages, @install-root-env-vars, @canary-roots)`},
+		{"a read token in env", "[plugin.envroots]\nenv = [\"CUDA_PATH\", \"@install-root-env-var\"]\n", `p.toml:2:1: plugin.envroots.env: unknown grant "@install-root-env-var" (did you mean "@install-root-env-vars"?)`},
+		{"a string for an array", "[search]\norder = \"wheels\"\n", `p.toml:2:1: search.order: expected an array, found a string`},
+		{"a number for a string", "[plugin.wheels]\n\n  timeout = 5\n", `p.toml:3:3: plugin.wheels.timeout: expected a string, found an integer`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := put(t, t.TempDir(), "p.toml", []byte(tt.config))
-			_, err := New(Options{ConfigFile: path, SystemConfigDir: t.TempDir(), Getenv: testEnv{}.get})
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "pathfinder: ") {
+			_, err := New(Options{ConfigFile: path, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) || strings.HasPrefix(err.Error(), "pathfinder: ") {
 				t.Fatalf("New: %v, want an error containing %q", err, tt.want)
 			}
 		})
@@ -91,7 +99,7 @@ func TestCompilationCacheDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := Options{Getenv: tt.env.get, SystemConfigDir: t.TempDir()}
+			opts := Options{LookupEnv: tt.env.lookup, SystemConfigDir: t.TempDir()}
 			if tt.config != "" {
 				opts.ConfigFile = put(t, t.TempDir(), "p.toml", []byte(tt.config))
 			}
@@ -99,7 +107,7 @@ func TestCompilationCacheDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := f.CacheDir()
+			got := f.info().CacheDir()
 			if tt.want == "" && got != "" || tt.want != "" && filepath.Dir(got) != tt.want {
 				t.Fatalf("CacheDir() = %q, want under %q", got, tt.want)
 			}
@@ -121,5 +129,52 @@ func TestFind_cacheOff(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("cache dir written with the cache off: %v", entries)
+	}
+}
+
+// The host's own steps are the ones the config knows besides plugins.
+func TestStepNames(t *testing.T) {
+	if StepAlreadyLoaded != config.StepAlreadyLoaded || StepSystem != config.StepSystem {
+		t.Fatalf("host's steps %q, %q; the config's %q, %q", StepAlreadyLoaded, StepSystem, config.StepAlreadyLoaded, config.StepSystem)
+	}
+}
+
+// TestConfigError_fields: a config error says, for errors.As, the file, line, column and key; a
+// plugin's, which plugin and what was being done with it.
+func TestConfigError_fields(t *testing.T) {
+	dir := t.TempDir()
+	module := put(t, dir, "site.wasm", []byte("\x00asm\x01\x00\x00\x00"))
+	os.Chmod(module, 0o644)
+	tests := []struct {
+		name, config       string
+		line, col          int
+		key, plugin, op    string
+		wantPrefixOfReason string
+	}{
+		{"a mistyped grant", "[plugin.wheels]\nread = [\"@site-package\"]\n", 2, 1, "plugin.wheels.read", "", "", "plugin.wheels.read: unknown grant"},
+		{"a type", "[search]\n order = 3\n", 2, 2, "search.order", "", "", "search.order: expected an array"},
+		{"a pin", "[plugin.site]\nsource = \"site.wasm\"\nsha256 = \"" + strings.Repeat("0", 64) + "\"\n", 3, 1, "plugin.site.sha256", "site", "pin", module + " has sha256"},
+		{"a missing file", "[plugin.site]\nsource = \"nothing.wasm\"\n", 2, 1, "plugin.site.source", "site", "read", filepath.Join(dir, "nothing.wasm") + ": no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := put(t, dir, "p.toml", []byte(tt.config))
+			_, err := New(Options{ConfigFile: file, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.File != file || ce.Line != tt.line || ce.Col != tt.col || ce.Key != tt.key {
+				t.Fatalf("New: %v (%+v); want a ConfigError at %s:%d:%d for %s", err, ce, file, tt.line, tt.col, tt.key)
+			}
+			reason := ce.Err
+			var pe *PluginError
+			if tt.plugin != "" {
+				if !errors.As(err, &pe) || pe.Plugin != tt.plugin || pe.Op != tt.op {
+					t.Fatalf("New: %v (%+v); want a PluginError of %q in %q", err, pe, tt.plugin, tt.op)
+				}
+				reason = pe.Err
+			}
+			if !strings.HasPrefix(reason.Error(), tt.wantPrefixOfReason) {
+				t.Fatalf("reason %q, want it to start %q", reason, tt.wantPrefixOfReason)
+			}
+		})
 	}
 }

@@ -7,20 +7,21 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/config"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 )
 
 // Sentinels for errors.Is.
 var (
-	ErrUnknown         = errors.New("pathfinder: unknown library")
-	ErrNotAvailable    = errors.New("pathfinder: library not available on this platform")
-	ErrNotFound        = errors.New("pathfinder: library not found")
-	ErrRefused         = errors.New("pathfinder: library found but refused")      // a file was found, and validation refused it
-	ErrLoadFailed      = errors.New("pathfinder: library found but not loadable") // the loader would not load the file found
-	ErrABIMismatch     = wasm.ErrABIMismatch
-	ErrLoadUnavailable = loader.ErrUnavailable
+	ErrUnknown         = errors.New("unknown library")
+	ErrNotAvailable    = errors.New("library not available on this platform")
+	ErrNotFound        = errors.New("library not found")
+	ErrRefused         = errors.New("library found but refused")      // a file was found, and validation refused it
+	ErrLoadFailed      = errors.New("library found but not loadable") // the loader would not load the file found
+	ErrABIMismatch     = wasm.ErrABIMismatch                          // a plugin says it speaks another ABI version than the host
+	ErrLoadUnavailable = loader.ErrUnavailable                        // this build cannot load libraries (-tags pathfinder_static)
 )
 
 // Attempt is one place a search looked, and why it did not take it.
@@ -46,9 +47,9 @@ func (in IgnoredInput) String() string {
 // SearchError is a failed search: the library, the sentinel it wraps, and every attempt.
 type SearchError struct {
 	Name        string
-	Kind        abi.Kind
+	Kind        Kind
 	Err         error // ErrUnknown, ErrNotAvailable, ErrNotFound, ErrRefused, ErrLoadFailed, or the context's error
-	Platform    abi.Platform
+	Platform    Platform
 	Looked      []string       // the file names looked for
 	Attempts    []Attempt      // every place looked, in order
 	Suggestions []string       // close names, for ErrUnknown
@@ -62,23 +63,23 @@ type SearchError struct {
 func (e *SearchError) Error() string {
 	switch {
 	case e.Dependency != "":
-		return fmt.Sprintf("pathfinder: cannot load %q: its dependency %q failed: %s", e.Name, e.Dependency, strings.TrimPrefix(e.Cause.Error(), "pathfinder: "))
+		return fmt.Sprintf("cannot load %q: its dependency %q failed: %v", e.Name, e.Dependency, e.Cause)
 	case errors.Is(e.Err, ErrUnknown):
-		return fmt.Sprintf("pathfinder: unknown %s %q%s", kindNoun(e.Kind), e.Name, suggestion(e.Suggestions))
+		return fmt.Sprintf("unknown %s %q%s", kindNoun(e.Kind), e.Name, suggest.Phrase(e.Suggestions))
 	case errors.Is(e.Err, ErrNotAvailable) && e.Reason != "":
-		return fmt.Sprintf("pathfinder: %s %q: %s", kindNoun(e.Kind), e.Name, e.Reason)
+		return fmt.Sprintf("%s %q: %s", kindNoun(e.Kind), e.Name, e.Reason)
 	case errors.Is(e.Err, ErrNotAvailable):
-		return fmt.Sprintf("pathfinder: %s %q is not available on %s", kindNoun(e.Kind), e.Name, e.Platform)
+		return fmt.Sprintf("%s %q is not available on %s", kindNoun(e.Kind), e.Name, e.Platform)
 	case errors.Is(e.Err, ErrRefused):
-		return fmt.Sprintf("pathfinder: found %s for %q but refused it: %s%s (%s lists all %d places looked)",
+		return fmt.Sprintf("found %s for %q but refused it: %s%s (%s lists all %d places looked)",
 			e.Path, e.Name, e.Reason, e.ignored(), e.explainCommand(), len(e.Attempts))
 	case errors.Is(e.Err, ErrLoadFailed):
-		return fmt.Sprintf("pathfinder: found %s for %q but could not load it: %s (%s lists the steps)",
+		return fmt.Sprintf("found %s for %q but could not load it: %s (%s lists the steps)",
 			e.Path, e.Name, e.Reason, e.explainCommand())
 	case !errors.Is(e.Err, ErrNotFound): // the context's end
-		return fmt.Sprintf("pathfinder: search for %q stopped: %v", e.Name, e.Err)
+		return fmt.Sprintf("search for %q stopped: %v", e.Name, e.Err)
 	}
-	return fmt.Sprintf("pathfinder: %q not found: looked for %s in %d places%s (%s lists them)",
+	return fmt.Sprintf("%q not found: looked for %s in %d places%s (%s lists them)",
 		e.Name, strings.Join(e.Looked, " or "), len(e.Attempts), e.ignored(), e.explainCommand())
 }
 
@@ -97,7 +98,7 @@ func (e *SearchError) ignored() string {
 // explainCommand is the command that shows this search step by step, with the flags it needs.
 func (e *SearchError) explainCommand() string {
 	cmd := "pathfinder explain " + e.Name
-	if e.Kind != "" && e.Kind != abi.KindDynamicLib {
+	if e.Kind != "" && e.Kind != DynamicLib {
 		cmd += " --kind " + string(e.Kind)
 	}
 	if e.Platform.OS != "" && (e.Platform.OS != runtime.GOOS || e.Platform.Arch != runtime.GOARCH) {
@@ -131,28 +132,53 @@ func (e *SearchError) Code() string {
 // kindNoun names a kind in messages.
 func kindNoun(k Kind) string {
 	switch k {
-	case abi.KindHeaderDir:
+	case HeaderDir:
 		return "header set"
-	case abi.KindBinary:
+	case Binary:
 		return "binary utility"
-	case abi.KindStaticLib:
+	case StaticLib:
 		return "static library"
-	case abi.KindBitcode:
+	case Bitcode:
 		return "bitcode library"
 	}
 	return "library"
 }
 
-func suggestion(names []string) string {
-	if len(names) == 0 {
-		return ""
+// ConfigError is a configuration that New cannot use: the file, and the position of the key at
+// fault.
+type ConfigError struct {
+	File      string // the layer: a config file's absolute path, or "builtin:pathfinder.toml"; "" for none
+	Line, Col int    // 1-based; 0 when the position cannot be told
+	Key       string // the key at fault: "search.order", "plugin.site.sha256"; "" for a syntax error
+	Err       error  // what is wrong; a *PluginError for a plugin that cannot be used
+}
+
+func (e *ConfigError) Error() string { return (*config.Error)(e).Error() }
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// PluginError is a plugin step that cannot be used: its module unreadable, not matching its pin,
+// failing to compile or to answer.
+type PluginError struct {
+	Plugin string // the step's name
+	Op     string // what was being done: "config", "read", "pin", "load", "describe" or "search"
+	Err    error
+}
+
+func (e *PluginError) Error() string { return (*config.PluginError)(e).Error() }
+
+func (e *PluginError) Unwrap() error { return e.Err }
+
+// public gives the config package's errors to callers as this package's types.
+func public(err error) error {
+	switch e := err.(type) {
+	case *config.Error:
+		out := ConfigError(*e)
+		out.Err = public(e.Err)
+		return &out
+	case *config.PluginError:
+		out := PluginError(*e)
+		return &out
 	}
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	if len(q) == 1 {
-		return " (did you mean " + q[0] + "?)"
-	}
-	return " (did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + "?)"
+	return err
 }

@@ -133,7 +133,8 @@ func ExampleFinder_Find() {
 	}
 
 	env := map[string]string{"VIRTUAL_ENV": venv, "PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
-	f, err := host.New(host.Options{Getenv: func(k string) string { return env[k] }, SystemConfigDir: venv})
+	lookupEnv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	f, err := host.New(host.Options{LookupEnv: lookupEnv, SystemConfigDir: venv})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -151,7 +152,7 @@ func ExampleFinder_Find() {
 
 // Errors say what went wrong and carry what a program needs to react.
 func ExampleSearchError() {
-	f, err := host.New(host.Options{Getenv: func(string) string { return "" }})
+	f, err := host.New(host.Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -164,6 +165,6 @@ func ExampleSearchError() {
 		fmt.Println(se.Code(), se.Suggestions)
 	}
 	// Output:
-	// pathfinder: unknown library "cublass" (did you mean "cublas", "cublasLt" or "cublasmp"?)
+	// unknown library "cublass" (did you mean "cublas", "cublasLt" or "cublasmp"?)
 	// unknown [cublas cublasLt cublasmp]
 }

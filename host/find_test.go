@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 )
 
@@ -131,7 +133,7 @@ func TestFind_searchOrder(t *testing.T) {
 func dump(ex *Explanation) string {
 	var b strings.Builder
 	for _, st := range ex.Steps {
-		b.WriteString(st.Step + " " + st.Outcome + " " + st.Detail + "\n")
+		b.WriteString(st.Step + " " + string(st.Outcome) + " " + st.Detail + "\n")
 		for _, c := range st.Candidates {
 			b.WriteString("  cand " + c.Path + " refused=" + c.Refused + "\n")
 		}
@@ -182,8 +184,8 @@ func TestFind_Errors(t *testing.T) {
 			if !errors.As(err, &se) || se.Name != tt.lib {
 				t.Fatalf("error %v is not a *SearchError for %q", err, tt.lib)
 			}
-			if !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), "pathfinder: ") {
-				t.Fatalf("message %q lacks %q", err, tt.message)
+			if !strings.Contains(err.Error(), tt.message) || strings.HasPrefix(err.Error(), "pathfinder: ") {
+				t.Fatalf("message %q lacks %q, or has the program's prefix (the command adds it)", err, tt.message)
 			}
 			if tt.reason != "" {
 				var reasons []string
@@ -243,7 +245,7 @@ func TestFind_oneSearchPerName(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := f.searches.Load(); n != 1 {
+	if n := f.hooks.searches.Load(); n != 1 {
 		t.Fatalf("%d searches for 64 concurrent callers, want 1", n)
 	}
 	for _, p := range paths {
@@ -252,8 +254,8 @@ func TestFind_oneSearchPerName(t *testing.T) {
 		}
 	}
 	// Remembered: no new search.
-	if _, err := f.Find(bg, "cusolver"); err != nil || f.searches.Load() != 1 {
-		t.Fatalf("second Find searched again (%d) or failed: %v", f.searches.Load(), err)
+	if _, err := f.Find(bg, "cusolver"); err != nil || f.hooks.searches.Load() != 1 {
+		t.Fatalf("second Find searched again (%d) or failed: %v", f.hooks.searches.Load(), err)
 	}
 }
 
@@ -276,7 +278,7 @@ func TestGranted_validate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &granted{mounts: []grantedDir{{path: dir, root: root}}}
+	g := &candidate.Granted{Dirs: []candidate.Dir{{Path: dir, Root: root}}}
 	linux := abi.Platform{OS: "linux", Arch: "amd64"}
 	tests := []struct {
 		name, path, want string
@@ -300,7 +302,7 @@ func TestGranted_validate(t *testing.T) {
 	e := &catalog.Entry{Kind: DynamicLib, Library: abi.Library{Name: "x", LinuxSonames: []string{"libx.so.1", "libx.so.2", "libx.so.3"}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got := g.check(tt.path, e, tt.plat)
+			_, got := check(g, tt.path, e, tt.plat)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("check(%q) = %q, want %q", tt.path, got, tt.want)
 			}
@@ -319,5 +321,42 @@ func TestFind_systemSearchModel(t *testing.T) {
 	}
 	if lib, err := f.Find(bg, "nvml"); err == nil {
 		t.Fatalf("Find(nvml) took a stubs/ library: %+v", lib)
+	}
+}
+
+// TestExplanation_JSON: an explanation's JSON carries its error's code and message, and leaves out
+// what is empty, as find --json does.
+func TestExplanation_JSON(t *testing.T) {
+	site := t.TempDir()
+	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
+	tests := []struct {
+		name, lib string
+		want      map[string]any // keys and, where not nil, their values
+		absent    []string
+	}{
+		{"unknown", "cudartt", map[string]any{"name": "cudartt", "error": "unknown", "message": `unknown library "cudartt" (did you mean "cudart" or "cuda"?)`},
+			[]string{"steps", "result"}},
+		{"not found", "nvrtc", map[string]any{"error": "not-found", "message": nil, "steps": nil}, []string{"result"}},
+		{"found", "cudart", map[string]any{"result": nil, "steps": nil}, []string{"error", "message"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(f.Explain(bg, DynamicLib, tt.lib))
+			var got map[string]any
+			if err != nil || json.Unmarshal(b, &got) != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			for k, v := range tt.want {
+				if g, ok := got[k]; !ok || v != nil && g != v {
+					t.Errorf("%s = %v, want %v in %s", k, g, v, b)
+				}
+			}
+			for _, k := range tt.absent {
+				if _, ok := got[k]; ok {
+					t.Errorf("%s present in %s", k, b)
+				}
+			}
+		})
 	}
 }

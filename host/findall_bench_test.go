@@ -34,11 +34,11 @@ func BenchmarkFindAll_warm(b *testing.B) {
 	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_CACHE_DIR": b.TempDir(), "HOME": b.TempDir(), "PATH": "/usr/bin:/bin"}
 	sys := b.TempDir()
 	pass := func() {
-		f, err := New(Options{Getenv: env.get, SystemConfigDir: sys})
+		f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: sys})
 		if err != nil {
 			b.Fatal(err)
 		}
-		f.engineOnce.Do(func() { f.engine, f.engineErr = testEngine() })
+		f.hooks.engine = testEngine()
 		for _, n := range all {
 			f.Find(bg, n)
 		}

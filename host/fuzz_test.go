@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 )
 
@@ -63,21 +64,21 @@ func FuzzResponse(f *testing.F) {
 	}
 
 	finder := newFinder(f, nil, "")
-	g := &granted{}
+	g := &candidate.Granted{}
 	for _, dir := range []string{root, nested, other} {
 		r, err := finder.openRoot(dir, nil)
 		if err != nil {
 			f.Fatal(err)
 		}
-		g.mounts = append(g.mounts, grantedDir{path: dir, root: r})
+		g.Dirs = append(g.Dirs, candidate.Dir{Path: dir, Root: r})
 	}
 	realOf := map[string]string{}
-	for _, m := range g.mounts {
-		real, err := filepath.EvalSymlinks(m.path)
+	for _, m := range g.Dirs {
+		real, err := filepath.EvalSymlinks(m.Path)
 		if err != nil {
 			f.Fatal(err)
 		}
-		realOf[m.path] = real
+		realOf[m.Path] = real
 	}
 	entries := []*catalog.Entry{
 		{Kind: DynamicLib, Library: abi.Library{Name: "cudart", LinuxSonames: []string{"libcudart.so.13"}}},
@@ -97,7 +98,7 @@ func FuzzResponse(f *testing.F) {
 		filepath.Join(nested, "lib/libnested.so.1"): true, filepath.Join(root, "lib/libout.so"): false,
 		filepath.Join(root, "lib/updir/libsecret.so"): false, filepath.Join(root, "lib/libtoother.so"): false,
 	} {
-		if _, why := g.check(p, entries[0], linux); (why == "") != want {
+		if _, why := check(g, p, entries[0], linux); (why == "") != want {
 			f.Fatalf("check(%s): %q, want accepted %v", p, why, want)
 		}
 	}
@@ -130,7 +131,7 @@ func FuzzResponse(f *testing.F) {
 		}
 		for _, c := range resp.Candidates {
 			for _, e := range entries {
-				if _, why := g.check(c.Path, e, linux); why == "" {
+				if _, why := check(g, c.Path, e, linux); why == "" {
 					checkAccepted(t, g, realOf, c.Path, e.Kind)
 				}
 			}
@@ -140,9 +141,9 @@ func FuzzResponse(f *testing.F) {
 
 // checkAccepted fails t unless p, accepted for kind, is in the granted root validation named, after
 // every symlink, and is what kind needs.
-func checkAccepted(t *testing.T, g *granted, realOf map[string]string, p string, kind Kind) {
+func checkAccepted(t *testing.T, g *candidate.Granted, realOf map[string]string, p string, kind Kind) {
 	t.Helper()
-	root := g.rootOf(p)
+	root, _ := g.DirOf(p)
 	if root == "" || filepath.Clean(p) != p || !strings.HasPrefix(p, root+"/") || strings.Contains(p, "/stubs/") {
 		t.Fatalf("accepted %q (%s) outside the granted roots", p, kind)
 	}

@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/host/internal/sitepackages"
 	"github.com/pathfinder-dev/pathfinder/internal/fakepe"
 )
 
@@ -41,11 +43,11 @@ func fakeWindowsRoots(trees map[string]string) func(string, *observe.Recorder) (
 func windowsTargetFinder(t *testing.T, env testEnv) *Finder {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
-	f, err := New(Options{Platform: abi.Platform{OS: "windows", Arch: "amd64"}, Getenv: env.get, SystemConfigDir: t.TempDir()})
+	f, err := New(Options{Platform: abi.Platform{OS: "windows", Arch: "amd64"}, LookupEnv: env.lookup, SystemConfigDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.engineOnce.Do(func() { f.engine, f.engineErr = testEngine() })
+	f.hooks.engine = testEngine()
 	t.Cleanup(func() { f.Close() })
 	return f
 }
@@ -125,10 +127,8 @@ func TestRun_windowsHostPaths(t *testing.T) {
 			if !ok {
 				t.Fatalf("no %q in the catalog", tt.lib)
 			}
-			r := &run{f: f, ctx: bg, e: e, rec: &observe.Recorder{},
-				grant: func(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder) (*granted, error) {
-					return f.grantWith(p, e, rec, windowsHost, fakeWindowsRoots(real))
-				}}
+			f.hooks.paths, f.hooks.openRoot = &windowsHost, fakeWindowsRoots(real)
+			r := &run{f: f, ctx: bg, e: e, rec: &observe.Recorder{}}
 			st := StepTrace{Step: tt.step}
 			lib := r.step(&st)
 			switch {
@@ -186,7 +186,7 @@ func TestGranted_check_windowsHost(t *testing.T) {
 	defer root.Close()
 	const nv = `C:\Program Files\NVIDIA`
 	rec := &observe.Recorder{}
-	g := &granted{mounts: []grantedDir{{path: nv, root: root}}, paths: windowsHost, rec: rec}
+	g := &candidate.Granted{Dirs: []candidate.Dir{{Path: nv, Root: root}}, Paths: windowsHost, Rec: rec}
 	e := &catalog.Entry{Kind: DynamicLib, Library: abi.Library{Name: "cudnn", WindowsDLLs: []string{"cudnn64_9.dll"}}}
 	plat := abi.Platform{OS: "windows", Arch: "amd64"}
 	tests := []struct {
@@ -206,7 +206,7 @@ func TestGranted_check_windowsHost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host, why := g.check(tt.guest, e, plat)
+			host, why := check(g, tt.guest, e, plat)
 			if tt.refused {
 				if why == "" || host != "" || !strings.Contains(why, tt.want) {
 					t.Fatalf("check(%q) = %q, %q; want refused with %q", tt.guest, host, why, tt.want)
@@ -216,11 +216,11 @@ func TestGranted_check_windowsHost(t *testing.T) {
 			if why != "" || host != tt.want {
 				t.Fatalf("check(%q) = %q, %q; want %s", tt.guest, host, why, tt.want)
 			}
-			c, why := g.open(tt.guest, e, plat)
-			if why != "" || c.file == nil || c.host != host {
-				t.Fatalf("open(%q) = %+v, %q: validation did not keep %s open for the load", tt.guest, c, why, host)
+			c, err := g.Open(tt.guest, e, plat)
+			if err != nil || c.File == nil || c.Host != host {
+				t.Fatalf("Open(%q) = %+v, %v: validation did not keep %s open for the load", tt.guest, c, err, host)
 			}
-			c.close()
+			c.Close()
 		})
 	}
 	for _, o := range rec.List() {
@@ -248,9 +248,9 @@ func TestHostToolkitRoot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := hostToolkitRoot(tt.m, tt.lib)
+			got, ok := tt.m.ToolkitRoot(tt.lib)
 			if ok != (tt.want != "") || got != tt.want {
-				t.Fatalf("hostToolkitRoot(%q) = %q, %v; want %q", tt.lib, got, ok, tt.want)
+				t.Fatalf("ToolkitRoot(%q) = %q, %v; want %q", tt.lib, got, ok, tt.want)
 			}
 		})
 	}
@@ -265,17 +265,19 @@ func TestHostTried(t *testing.T) {
 		{Path: "/usr/lib", Reason: "not a Windows path: kept as the plugin said it"},
 	}
 	want := []string{`C:\CUDA\bin\x64`, "$CUDA_PATH", "cudart64_13.dll", `\\fs1\sw\conda\Library\bin`, "/usr/lib"}
-	got := hostTried(windowsHost, in)
+	got := hostTried(windowsHost, "envroots", in)
 	for i := range want {
-		if got[i].Path != want[i] || got[i].Reason != in[i].Reason {
-			t.Errorf("hostTried[%d] = %+v, want path %s", i, got[i], want[i])
+		if got[i].Path != want[i] || got[i].Reason != in[i].Reason || got[i].Step != "envroots" {
+			t.Errorf("hostTried[%d] = %+v, want path %s from envroots", i, got[i], want[i])
 		}
 	}
 	if in[0].Path != "/C:/CUDA/bin/x64" {
 		t.Errorf("hostTried changed the plugin's response in place")
 	}
-	if u := hostTried(guestpath.For("linux"), in); &u[0] != &in[0] {
-		t.Errorf("on a Unix host the tried list is not passed through as it is")
+	for i, a := range hostTried(guestpath.For("linux"), "envroots", in) {
+		if a.Path != in[i].Path || a.Reason != in[i].Reason {
+			t.Errorf("on a Unix host, tried[%d] = %+v; want it as the plugin said it, %+v", i, a, in[i])
+		}
 	}
 }
 
@@ -346,7 +348,7 @@ func TestPyLayout_discover(t *testing.T) {
 				env[k] = strings.NewReplacer("@", root+"/", "|", string(os.PathListSeparator)).Replace(v)
 			}
 			rec := &observe.Recorder{}
-			got := pyLayout{windows: tt.windows}.discover(nil, func(k string) string { return env[k] }, rec)
+			got := sitepackages.Layout{Windows: tt.windows}.Discover(nil, func(k string) string { return env[k] }, rec)
 			var want []string
 			for _, w := range tt.want {
 				want = append(want, filepath.Join(root, filepath.FromSlash(w)))
@@ -410,7 +412,7 @@ func TestPyLayout_pyenv(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			got := pyLayout{}.discover(nil, func(k string) string { return env[k] }, &observe.Recorder{})
+			got := sitepackages.Layout{}.Discover(nil, func(k string) string { return env[k] }, &observe.Recorder{})
 			if (tt.want == "") != (len(got) == 0) || tt.want != "" && got[0] != tt.want {
 				t.Fatalf("discover = %q; want %q", got, tt.want)
 			}

@@ -3,7 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,7 +103,21 @@ func put(t testing.TB, dir, rel string, data []byte) string {
 // testEnv is an environment with nothing from the machine in it but what the test sets.
 type testEnv map[string]string
 
+func (e testEnv) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
 func (e testEnv) get(k string) string { return e[k] }
+
+// check is Granted.Check with the refusal as text, "" for none.
+func check(g *candidate.Granted, p string, e *catalog.Entry, plat abi.Platform) (string, string) {
+	h, err := g.Check(p, e, plat)
+	if err != nil {
+		return h, err.Error()
+	}
+	return h, ""
+}
+
+// info is what the pathfinder command reads of f (internal/inspect).
+func (f *Finder) info() inspect.Finder { return inspect.Of(f) }
 
 // newFinder returns a Finder isolated from the machine's config files and environment.
 func newFinder(t testing.TB, env testEnv, config string) *Finder {
@@ -110,7 +128,7 @@ func newFinder(t testing.TB, env testEnv, config string) *Finder {
 	if _, ok := env["PATHFINDER_CACHE_DIR"]; !ok {
 		env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
 	}
-	opts := Options{Getenv: env.get, SystemConfigDir: t.TempDir()}
+	opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir()}
 	if config != "" {
 		opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(config))
 	}
@@ -121,22 +139,13 @@ func newFinder(t testing.TB, env testEnv, config string) *Finder {
 	// Compiling a module under -race takes many seconds; tests share one engine, so each module is
 	// compiled once per test binary, unless a test is about the compilation cache itself.
 	if env["PATHFINDER_TEST_OWN_ENGINE"] == "" {
-		f.engineOnce.Do(func() { f.engine, f.engineErr = testEngine() })
+		f.hooks.engine = testEngine()
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
 }
 
-var (
-	testEngineOnce sync.Once
-	testEngineVal  *wasm.Engine
-	testEngineErr  error
-)
-
-func testEngine() (*wasm.Engine, error) {
-	testEngineOnce.Do(func() { testEngineVal, testEngineErr = wasm.NewEngine(filepath.Join(sharedCacheDir, "engine")) })
-	return testEngineVal, testEngineErr
-}
+var testEngine = sync.OnceValue(func() *wasm.Engine { return wasm.NewEngine(filepath.Join(sharedCacheDir, "engine")) })
 
 // sharedCacheDir is one compilation cache for the whole test binary, so only the first test compiles.
 var sharedCacheDir string

@@ -5,7 +5,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,10 +15,15 @@ import (
 	"sync/atomic"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/config"
+	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 )
 
 // Options configures a Finder. The zero value means the built-in defaults plus the system and user
@@ -29,14 +33,17 @@ type Options struct {
 	ConfigFile string
 	// SystemConfigDir holds the system pathfinder.toml; "" means /etc/pathfinder.
 	SystemConfigDir string
-	// Getenv reads the environment; nil means os.Getenv. Tests replace it.
-	Getenv func(string) string
+	// LookupEnv reads the environment; nil means os.LookupEnv. driver.Options takes the same.
+	LookupEnv func(key string) (string, bool)
 	// Platform is the platform to search for; the zero value means the one this process runs on.
 	// Another platform (a Windows layout, a mounted arm64 image) can be found but not loaded.
-	Platform abi.Platform
+	Platform Platform
 
 	onlyConfigFile bool // ConfigFile is the only layer over the built-in defaults (CheckConfigFile)
 }
+
+// Platform is an operating system, an architecture and, on Linux, a C library: "linux/amd64".
+type Platform = abi.Platform
 
 // Kind is what a search looks for.
 type Kind = abi.Kind
@@ -50,6 +57,12 @@ const (
 	Bitcode    = abi.KindBitcode    // a bitcode library: libdevice.10.bc
 )
 
+// Host-owned steps that may appear in a step order besides plugin names.
+const (
+	StepAlreadyLoaded = "already-loaded" // a copy of the library already in the process
+	StepSystem        = "system"         // the OS loader's own search
+)
+
 // ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").
 func ParseKind(s string) (Kind, error) {
 	for _, k := range catalog.Kinds {
@@ -57,63 +70,64 @@ func ParseKind(s string) (Kind, error) {
 			return k.Kind, nil
 		}
 	}
-	return "", fmt.Errorf("pathfinder: unknown kind %q (dynamic-lib, header-dir, binary, static-lib or bitcode)", s)
+	return "", fmt.Errorf("unknown kind %q (dynamic-lib, header-dir, binary, static-lib or bitcode)", s)
 }
 
 // ParsePlatform reads "os/arch" ("linux/amd64", "windows/arm64").
-func ParsePlatform(s string) (abi.Platform, error) {
+func ParsePlatform(s string) (Platform, error) {
 	osName, arch, ok := strings.Cut(s, "/")
 	valid := map[string]bool{"linux/amd64": true, "linux/arm64": true, "windows/amd64": true, "windows/arm64": true}
 	if !ok || !valid[s] {
-		return abi.Platform{}, fmt.Errorf("pathfinder: unknown target %q (linux/amd64, linux/arm64, windows/amd64 or windows/arm64)", s)
+		return Platform{}, fmt.Errorf("unknown target %q (linux/amd64, linux/arm64, windows/amd64 or windows/arm64)", s)
 	}
-	p := abi.Platform{OS: osName, Arch: arch}
+	p := Platform{OS: osName, Arch: arch}
 	if osName == "linux" {
 		p.Libc = "glibc"
 	}
 	return p, nil
 }
 
-func (o *Options) getenv(k string) string {
-	if o.Getenv == nil {
-		return os.Getenv(k)
+// Kinds lists every kind, in the order listings show them.
+func Kinds() []Kind {
+	out := make([]Kind, len(catalog.Kinds))
+	for i, k := range catalog.Kinds {
+		out[i] = k.Kind
 	}
-	return o.Getenv(k)
+	return out
 }
 
 // Finder finds and loads libraries. It is safe for concurrent use; each name is searched once even
 // when many goroutines ask at the same time, and successes are remembered.
 type Finder struct {
-	opts     Options
-	cfg      *config
+	getenv   func(string) string
+	cfg      *config.Config
 	catalog  *catalog.Catalog
-	packs    *packSet // the descriptor packs the catalog was read from
-	platform abi.Platform
+	packs    *config.Packs // the descriptor packs the catalog was read from
+	platform Platform
+	cacheDir string             // the compilation cache, "" when off
+	results  *resultcache.Store // the result cache
 
-	engineOnce sync.Once
-	engine     *wasm.Engine
-	engineErr  error
-	ownEngine  bool   // the Finder made the engine, so Close closes it
-	cacheDir   string // the compilation cache, "" when off
-	resultDir  string // the result cache, "" when off
-
-	sitesOnce sync.Once
-	sitesDone atomic.Bool // discovery has run
-	sites     []string
-	sitesSeen []observe.Observation // what discovering sites looked at
-
-	discoveryOnce sync.Once
-	keyBase       func() string // what every result-cache key of this Finder shares
-	discovery     string        // the hash of sitesSeen, by which result-cache entries name what discovery saw
+	engine func() *wasm.Engine // made on first use
+	sites  siteDiscovery
 
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
 	inflight map[string]*flight
 	modules  map[string]*wasm.Module // by plugin name
 	roots    map[string]*os.Root     // granted directories, opened once
+	resolved sync.Map                // library name -> resolved: what the loader model says, for canaries
 
-	resolved sync.Map // library name -> resolved: what the loader model says, for canaries
+	hooks hooks
+}
 
+// hooks are what tests replace or watch in a Finder; the zero value is what runs in production.
+type hooks struct {
+	engine     *wasm.Engine      // an engine shared across Finders, instead of one of the Finder's own
+	beforeLoad func(path string) // runs between a candidate's validation and its load: tests swap the file
+	// paths and openRoot stand in for the host's path mapping and for opening a granted directory:
+	// tests run a Windows host's mapping over fake trees on any host.
+	paths    *guestpath.Map
+	openRoot func(dir string, rec *observe.Recorder) (*os.Root, error)
 	searches atomic.Int64 // searches run, for tests of the once-per-name promise
 }
 
@@ -126,35 +140,41 @@ type flight struct {
 // New reads the configuration and the descriptor packs.
 func New(opts Options) (*Finder, error) {
 	if strconv.IntSize != 64 {
-		return nil, fmt.Errorf("pathfinder: a %d-bit process is not supported: NVIDIA libraries are 64-bit only", strconv.IntSize)
+		return nil, fmt.Errorf("a %d-bit process is not supported: NVIDIA libraries are 64-bit only", strconv.IntSize)
 	}
-	cfg, err := loadConfig(&opts)
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	getenv := func(k string) string { v, _ := lookup(k); return v }
+	copts := config.Options{ConfigFile: opts.ConfigFile, OnlyConfigFile: opts.onlyConfigFile, SystemConfigDir: opts.SystemConfigDir, Getenv: getenv}
+	cfg, err := config.Load(copts)
+	if err != nil {
+		return nil, public(err)
+	}
+	base := cfg.CacheBase(getenv, cachefile.Usable)
+	if err := cfg.CheckPins(base); err != nil {
+		return nil, public(err)
+	}
+	packs, err := config.DiscoverPacks(copts, cfg)
 	if err != nil {
 		return nil, err
 	}
-	base := cacheBase(cfg, opts.getenv)
-	if err := cfg.checkPins(base); err != nil {
-		return nil, err
-	}
-	packs, err := discoverPacks(&opts, cfg)
+	cat, err := catalog.Remembered(base, packs.List)
 	if err != nil {
 		return nil, err
 	}
-	cat, err := loadCatalog(base, packs.packs)
-	if err != nil {
-		return nil, err
-	}
-	for lib := range cfg.libraryOrder {
+	for lib := range cfg.LibraryOrder {
 		if _, ok := cat.Lookup(abi.KindDynamicLib, lib); !ok {
-			return nil, fmt.Errorf("pathfinder: %s: [library.%s] names an unknown library%s", cfg.where("library."+lib+".order"), lib, suggestion(cat.Suggest(abi.KindDynamicLib, lib)))
+			return nil, public(cfg.ErrorAt("library."+lib+".order", fmt.Errorf("[library.%s] names an unknown library%s", lib, suggest.Phrase(cat.Suggest(abi.KindDynamicLib, lib)))))
 		}
 	}
 	f := &Finder{
-		opts:     opts,
+		getenv:   getenv,
 		cfg:      cfg,
 		catalog:  cat,
 		packs:    packs,
-		platform: abi.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
+		platform: Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
 		done:     map[string]*LoadedLibrary{},
 		inflight: map[string]*flight{},
 		modules:  map[string]*wasm.Module{},
@@ -166,11 +186,18 @@ func New(opts Options) (*Finder, error) {
 	if opts.Platform.OS != "" {
 		f.platform = opts.Platform
 	}
-	f.keyBase = sync.OnceValue(f.resultKeyBase)
+	var resultDir string
 	if base != "" {
 		f.cacheDir = filepath.Join(base, "wazero-"+runtime.Version())
-		f.resultDir = filepath.Join(base, "results")
+		resultDir = filepath.Join(base, "results")
 	}
+	f.results = resultcache.New(resultDir, f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
+	f.engine = sync.OnceValue(func() *wasm.Engine {
+		if f.hooks.engine != nil {
+			return f.hooks.engine
+		}
+		return wasm.NewEngine(f.cacheDir) // an unusable cache dir costs speed, never the search
+	})
 	return f, nil
 }
 
@@ -183,85 +210,14 @@ func (f *Finder) Close() error {
 	}
 	f.roots = map[string]*os.Root{}
 	f.modules = map[string]*wasm.Module{}
-	if f.engine != nil && f.ownEngine {
-		return f.engine.Close()
+	if f.hooks.engine == nil {
+		f.engine().Close()
 	}
 	return nil
 }
 
-// catalogs keeps the last catalog this process read, by its packs' contents and the cache
-// directory: a catalog is a function of its packs alone, and reading it, even from its JSON cache,
-// was half of New in a process that makes Finders one after another. It is used while its cache
-// file is as it was, so that a process still reads (and rewrites) a cache file someone changed.
-var catalogs struct {
-	mu   sync.Mutex
-	key  string
-	file string // the catalog's cache file as last seen, by observe.StatSeen
-	cat  *catalog.Catalog
-}
-
-// loadCatalog is catalog.Cached, remembered for the next Finder made with the same packs.
-func loadCatalog(base string, packs []catalog.Pack) (*catalog.Catalog, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%q\x00", base)
-	for _, p := range packs {
-		fmt.Fprintf(h, "%q\x00%d\x00", p.Name, len(p.Data))
-		h.Write(p.Data)
-	}
-	key := string(h.Sum(nil))
-	catalogs.mu.Lock()
-	if catalogs.key == key && catalogFileSeen(base, catalogs.cat) == catalogs.file {
-		defer catalogs.mu.Unlock()
-		return catalogs.cat, nil
-	}
-	catalogs.mu.Unlock()
-	cat, err := catalog.Cached(base, packs...)
-	if err != nil {
-		return nil, err
-	}
-	catalogs.mu.Lock()
-	catalogs.key, catalogs.file, catalogs.cat = key, catalogFileSeen(base, cat), cat
-	catalogs.mu.Unlock()
-	return cat, nil
-}
-
-// catalogFileSeen is a stat of the file catalog.Cached keeps cat in under base.
-func catalogFileSeen(base string, cat *catalog.Catalog) string {
-	if base == "" {
-		return ""
-	}
-	fi, err := os.Stat(catalog.CacheFile(base, cat.Hash()))
-	return observe.StatSeen(fi, err)
-}
-
-// cacheBase is the directory of the on-disk caches, or "" when they are off.
-func cacheBase(cfg *config, getenv func(string) string) string {
-	if !cfg.cacheEnabled || getenv("PATHFINDER_NO_CACHE") == "1" {
-		return ""
-	}
-	dir := getenv("PATHFINDER_CACHE_DIR")
-	if dir == "" {
-		dir = cfg.cacheDir
-	}
-	if dir == "" {
-		dir = userDir(getenv, "XDG_CACHE_HOME", ".cache")
-		if dir == "" {
-			return ""
-		}
-		dir = filepath.Join(dir, "pathfinder")
-	}
-	// A cache others may write is a way to choose what find answers: not used.
-	if !filepath.IsAbs(dir) || !cachefile.Usable(dir) {
-		return ""
-	}
-	return dir
-}
-
-// CacheDir is the directory of the on-disk compilation cache, or "" when it is off.
-func (f *Finder) CacheDir() string { return f.cacheDir }
-
 // Platform is the platform searches are for.
-func (f *Finder) Platform() abi.Platform { return f.platform }
+func (f *Finder) Platform() Platform { return f.platform }
 
 // native reports whether searches are for the platform this process runs on.
 func (f *Finder) native() bool {
@@ -270,11 +226,11 @@ func (f *Finder) native() bool {
 
 // Library is a library that was found.
 type Library struct {
-	Name     string   `json:"name"`
-	Kind     abi.Kind `json:"kind"`
-	Path     string   `json:"path"`
-	FoundVia string   `json:"found_via"` // cuda.pathfinder's label: "site-packages", "conda", "CUDA_HOME", ...
-	Step     string   `json:"step"`      // the step that found it
+	Name     string `json:"name"`
+	Kind     Kind   `json:"kind"`
+	Path     string `json:"path"`
+	FoundVia string `json:"found_via"` // cuda.pathfinder's label: "site-packages", "conda", "CUDA_HOME", ...
+	Step     string `json:"step"`      // the step that found it
 	// LoadProblem is what the loader model says would stop a load of this dynamic library (a
 	// DT_NEEDED library it would not find, a glibc older than the library needs), found without
 	// loading anything; "" when nothing would. Load reports the loader's own words instead.
@@ -315,8 +271,9 @@ func (f *Finder) Load(ctx context.Context, name string) (*LoadedLibrary, error) 
 // Explain searches for name of kind afresh, without loading anything or using what was remembered,
 // and returns every step with its candidates and why each was taken or refused.
 func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanation {
-	f.searches.Add(1)
-	return f.search(ctx, kind, name, false)
+	f.hooks.searches.Add(1)
+	ex, _, _ := f.searchAll(ctx, kind, name, false, false)
+	return ex
 }
 
 func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
@@ -341,10 +298,10 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 
 	var ex *Explanation
 	if !load {
-		ex, _ = f.cachedFind(kind, name)
+		ex = f.cachedFind(kind, name)
 	}
 	if ex == nil {
-		f.searches.Add(1)
+		f.hooks.searches.Add(1)
 		var seen []observe.Observation
 		ex, _, seen = f.searchAll(ctx, kind, name, load, false)
 		if !load {
@@ -382,12 +339,6 @@ func (f *Finder) Libraries(kind Kind) []LibraryInfo {
 	return out
 }
 
-// Order returns the step order that applies to name.
-func (f *Finder) Order(name string) []string { return f.cfg.orderFor(name) }
-
-// ConfigFiles lists the configuration layers that were read, in order.
-func (f *Finder) ConfigFiles() []string { return append([]string(nil), f.cfg.files...) }
-
 var (
 	defaultOnce   sync.Once
 	defaultFinder *Finder
@@ -416,21 +367,4 @@ func Load(ctx context.Context, name string) (*LoadedLibrary, error) {
 		return nil, err
 	}
 	return f.Load(ctx, name)
-}
-
-// Kinds lists every kind, in the order listings show them.
-func Kinds() []Kind {
-	out := make([]Kind, len(catalog.Kinds))
-	for i, k := range catalog.Kinds {
-		out[i] = k.Kind
-	}
-	return out
-}
-
-// FileNames returns the file names a search for name of kind looks for on the Finder's platform.
-func (f *Finder) FileNames(kind Kind, name string) []string {
-	if e, ok := f.catalog.Lookup(kind, name); ok {
-		return e.FileNames(f.platform)
-	}
-	return nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
 
@@ -98,10 +99,10 @@ func TestHostile_steps(t *testing.T) {
 
 		// The ABI.
 		{name: "wrong abi version", plugin: "abi-version-2.wasm", step: "hostile-x",
-			failed: `plugin "hostile-x": host 1, plugin 2`,
+			failed: `plugin "hostile-x": plugin abi version mismatch: host 1, plugin 2`,
 			check: func(t *testing.T, _ hostileDirs, ex *Explanation) {
-				if d := ex.Steps[0].Detail; !strings.HasPrefix(d, ErrABIMismatch.Error()) {
-					t.Errorf("detail %q does not start with %q", d, ErrABIMismatch)
+				if d, want := ex.Steps[0].Detail, `plugin "hostile-x": `+ErrABIMismatch.Error(); !strings.HasPrefix(d, want) {
+					t.Errorf("detail %q does not start with %q", d, want)
 				}
 			}},
 		{name: "missing export", plugin: "missing-search.wasm", step: "hostile-x",
@@ -340,8 +341,8 @@ func hostileCheck(t *testing.T, call int, tc hostileCase, d hostileDirs, ex *Exp
 		if st.Outcome != "failed" || !strings.Contains(st.Detail, tc.failed) || strings.Contains(st.Detail, "\n") {
 			t.Errorf("call %d: outcome %s, detail %q; want failed, one line saying %q", call, st.Outcome, st.Detail, tc.failed)
 		}
-		if !strings.HasPrefix(st.Detail, "pathfinder: ") {
-			t.Errorf("call %d: detail %q is not prefixed pathfinder:", call, st.Detail)
+		if !strings.HasPrefix(st.Detail, fmt.Sprintf("plugin %q: ", st.Step)) {
+			t.Errorf("call %d: detail %q does not name the plugin", call, st.Detail)
 		}
 	case tc.refused != "":
 		if st.Outcome != "nothing" || len(st.Candidates) == 0 || !strings.Contains(st.Candidates[0].Refused, tc.refused) {
@@ -696,11 +697,8 @@ type hostileSuite struct {
 }
 
 func newHostileSuite(t *testing.T) *hostileSuite {
-	dir := newFinder(t, nil, "").CacheDir()
-	eng, err := wasm.NewEngine(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := newFinder(t, nil, "").info().CacheDir()
+	eng := wasm.NewEngine(dir)
 	s := &hostileSuite{engine: eng}
 	t.Cleanup(func() {
 		eng.Close()
@@ -714,9 +712,9 @@ func newHostileSuite(t *testing.T) *hostileSuite {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		eng.Load(bg, "builtin", builtin.StepsModule(), 64<<20)
+		eng.Load(bg, builtin.StepsModule(), 64<<20)
 	}()
-	if _, err := eng.Load(bg, "hostile", hostileWasm, 64<<20); err != nil {
+	if _, err := eng.Load(bg, hostileWasm, 64<<20); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -727,11 +725,11 @@ func newHostileSuite(t *testing.T) *hostileSuite {
 func (s *hostileSuite) finder(t *testing.T, env testEnv, config string) *Finder {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
-	f, err := New(Options{Getenv: env.get, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(config))})
+	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(config))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.engineOnce.Do(func() { f.engine = s.engine })
+	f.hooks.engine = s.engine
 	s.mu.Lock()
 	s.finders = append(s.finders, f)
 	s.mu.Unlock()
@@ -938,14 +936,11 @@ func hostileSLEB(v int64) []byte {
 func TestHostile_slowToCompile(t *testing.T) {
 	base := t.TempDir()
 	newEngine := func() *wasm.Engine {
-		eng, err := wasm.NewEngine(filepath.Join(base, "wazero"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng := wasm.NewEngine(filepath.Join(base, "wazero"))
 		t.Cleanup(func() { eng.Close() })
 		// The builtin steps are compiled under the default bound, as in any process; then the bound
 		// drops below what slow-to-compile.wasm takes (a quarter of a second or more).
-		if _, err := eng.Load(bg, "builtin", builtin.StepsModule(), 64<<20); err != nil {
+		if _, err := eng.Load(bg, builtin.StepsModule(), 64<<20); err != nil {
 			t.Fatal(err)
 		}
 		eng.CompileTimeout = 20 * time.Millisecond
@@ -959,7 +954,7 @@ func TestHostile_slowToCompile(t *testing.T) {
 	search := func(eng *wasm.Engine, wantDetail string) {
 		t.Helper()
 		f := newFinder(t, env, config)
-		f.engineOnce.Do(func() { f.engine = eng })
+		f.hooks.engine = eng
 		ex := f.Explain(bg, DynamicLib, "cudart")
 		if ex.Err != nil || ex.Result == nil || ex.Result.Path != want || ex.Steps[0].Outcome != "failed" || !strings.Contains(ex.Steps[0].Detail, wantDetail) {
 			t.Fatalf("%v; want the hostile step failed saying %q, then %s from wheels\n%s", ex.Err, wantDetail, want, dump(ex))
@@ -1018,10 +1013,10 @@ func TestHostile_foundVia(t *testing.T) {
 			t.Errorf("%+v, %v; want %s found via %s", lib, err, path, want)
 		}
 	}
-	for label, role := range map[string]string{"site-packages": abi.RoleSitePackages, "conda": "env:CONDA_PREFIX", "system-ctk-root": roleCanaryRoot,
+	for label, role := range map[string]string{"site-packages": abi.RoleSitePackages, "conda": "env:CONDA_PREFIX", "system-ctk-root": candidate.RoleCanaryRoot,
 		"ProgramFiles": "env:ProgramW6432", "CUDA_HOME": "env:CUDA_HOME", "mine": ""} {
-		if got := rootLabel(role, "mine"); got != label {
-			t.Errorf("rootLabel(%q) = %q, want %q", role, got, label)
+		if got := candidate.RootLabel(role, "mine"); got != label {
+			t.Errorf("RootLabel(%q) = %q, want %q", role, got, label)
 		}
 	}
 }
@@ -1046,7 +1041,7 @@ func TestHostile_resolveFlood(t *testing.T) {
 func TestHostile_describeText(t *testing.T) {
 	goPlugin := hostileGoPlugin(t)
 	f := newFinder(t, testEnv{"HOSTILE_ROOT": t.TempDir()}, hostileConfig([]string{"hostile-panic", "wheels"}, hostileStep{name: "hostile-panic", source: goPlugin, timeout: "30s"}))
-	for _, p := range f.Plugins(bg) {
+	for _, p := range f.info().Plugins(bg) {
 		if p.Name != "hostile-panic" {
 			continue
 		}
@@ -1065,7 +1060,7 @@ func TestHostile_overBroadGrants(t *testing.T) {
 	for _, r := range []string{"/", "/proc/self", "/sys/kernel", "/dev"} {
 		config := fmt.Sprintf("[plugin.wide]\nsource = \"builtin:wheels\"\nread = [%q]\n", r)
 		want := fmt.Sprintf(`plugin.wide.read: %q: `, r)
-		if _, err := New(Options{ConfigFile: put(t, t.TempDir(), "p.toml", []byte(config)), SystemConfigDir: t.TempDir(), Getenv: testEnv{}.get}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := New(Options{ConfigFile: put(t, t.TempDir(), "p.toml", []byte(config)), SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("read = [%q]: %v; want an error containing %q", r, err, want)
 		}
 	}
@@ -1091,9 +1086,9 @@ func TestHostile_overBroadGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	g := &granted{mounts: []grantedDir{{path: "/", root: r}, {path: "/usr/lib", root: r}}}
+	g := &candidate.Granted{Dirs: []candidate.Dir{{Path: "/", Root: r}, {Path: "/usr/lib", Root: r}}}
 	for p, want := range map[string]int{"/etc/x": 0, "/usr/lib/x": 1, "/usr/lib": 0, "/usr/libx": 0, "/": -1, "relative": -1} {
-		if _, i := g.mountOf(p); i != want {
+		if _, i := g.DirOf(p); i != want {
 			t.Errorf("mountOf(%q) = %d, want %d", p, i, want)
 		}
 	}
@@ -1110,7 +1105,7 @@ func TestHostile_deepCandidates(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cands := make([]abi.Candidate, maxCandidates)
+	cands := make([]abi.Candidate, candidate.MaxCandidates)
 	for i := range cands {
 		cands[i].Path = filepath.Join(deep, "libcudart.so.13")
 	}
@@ -1135,7 +1130,7 @@ func TestHostile_deepCandidates(t *testing.T) {
 		}
 	}
 	t.Logf("%d checked, %d not, in %v", checked, unchecked, st.Duration)
-	if checked+unchecked != maxCandidates || unchecked == 0 {
+	if checked+unchecked != candidate.MaxCandidates || unchecked == 0 {
 		t.Fatalf("%d checked, %d not checked, in %v; want the checks stopped at the %v timeout\n%s", checked, unchecked, st.Duration, timeout, st.Detail)
 	}
 }

@@ -1,27 +1,26 @@
 package host
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/config"
+	"github.com/pathfinder-dev/pathfinder/host/internal/sitepackages"
 )
 
-// IgnoredInputs lists the directory variables that some search of this Finder would use but passes
-// over, and why: a relative path (never resolved against the working directory), one that does not
-// exist or is no directory, a venv without site-packages.
-func (f *Finder) IgnoredInputs() []IgnoredInput { return f.ignoredFor(nil) }
-
-// ignoredFor is IgnoredInputs for the steps that search for e (every step and library for nil).
+// ignoredFor lists the directory variables that the searches for e (every step and library for nil)
+// would use but pass over, and why: a relative path (never resolved against the working directory),
+// one that does not exist or is no directory, a venv without site-packages.
 func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 	var out []IgnoredInput
 	seen := map[string]bool{}
 	check := func(name string, list bool) {
-		v := f.opts.getenv(name)
+		v := f.getenv(name)
 		if v == "" || seen[name] {
 			return
 		}
@@ -31,30 +30,30 @@ func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 			values = filepath.SplitList(v)
 		}
 		for _, val := range values {
-			if why := unusableDir(val); why != "" {
-				out = append(out, IgnoredInput{Name: name, Value: val, Reason: why})
-			} else if name == "VIRTUAL_ENV" && len((pyLayout{windows: runtime.GOOS == "windows"}).prefixSites(val, nil)) == 0 {
+			if err := unusableDir(val); err != nil {
+				out = append(out, IgnoredInput{Name: name, Value: val, Reason: err.Error()})
+			} else if name == "VIRTUAL_ENV" && len(sitepackages.Host.PrefixSites(val, nil)) == 0 {
 				out = append(out, IgnoredInput{Name: name, Value: val, Reason: "holds no site-packages directory"})
 			}
 		}
 	}
 	for _, step := range f.stepsFor(e) {
-		p := f.cfg.plugins[step]
+		p := f.cfg.Plugins[step]
 		if p == nil {
 			continue
 		}
-		for _, r := range p.read {
-			switch {
-			case r == grantSitePackages:
+		for _, r := range p.Read {
+			switch r.Kind {
+			case config.GrantSitePackages:
 				check("PATHFINDER_SITE_PACKAGES", true)
 				check("VIRTUAL_ENV", false)
 				check("CONDA_PREFIX", false)
-			case r == grantInstallRoots:
+			case config.GrantInstallRoots:
 				for _, v := range f.installRootVars(e) {
 					check(v, false)
 				}
-			case strings.HasPrefix(r, "$"):
-				check(r[1:], false)
+			case config.GrantVar:
+				check(r.Name, false)
 			}
 		}
 	}
@@ -64,10 +63,10 @@ func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 // stepsFor is the step order for e, or every step any library uses for nil.
 func (f *Finder) stepsFor(e *catalog.Entry) []string {
 	if e != nil {
-		return f.cfg.orderFor(e.Name)
+		return f.cfg.OrderFor(e.Name)
 	}
-	steps := slices.Clone(f.cfg.order)
-	for _, o := range f.cfg.libraryOrder {
+	steps := slices.Clone(f.cfg.Order)
+	for _, o := range f.cfg.LibraryOrder {
 		for _, s := range o {
 			if !slices.Contains(steps, s) {
 				steps = append(steps, s)
@@ -94,17 +93,20 @@ func (f *Finder) installRootVars(e *catalog.Entry) []string {
 	return out
 }
 
-// unusableDir says why dir cannot be searched, or "".
-func unusableDir(dir string) string {
+// unusableDir refuses a directory that cannot be searched.
+func unusableDir(dir string) error {
 	if !filepath.IsAbs(dir) {
-		return "not an absolute path; pathfinder never resolves one against the working directory"
+		return errors.New("not an absolute path; pathfinder never resolves one against the working directory")
 	}
 	fi, err := os.Stat(dir)
+	var pe *fs.PathError
 	switch {
+	case errors.As(err, &pe):
+		return pe.Err
 	case err != nil:
-		return unwrapPath(err).Error()
+		return err
 	case !fi.IsDir():
-		return "not a directory"
+		return errors.New("not a directory")
 	}
-	return ""
+	return nil
 }

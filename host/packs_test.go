@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,13 +36,13 @@ func TestPacks_discovery(t *testing.T) {
 		"CONDA_PREFIX":     venv, // the same prefix twice: its packs are read once
 		"PATHFINDER_PACKS": envFile + string(os.PathListSeparator) + filepath.Join(envDir, "dir"),
 	}
-	f, err := New(Options{Getenv: env.get, SystemConfigDir: sys, ConfigFile: config})
+	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: sys, ConfigFile: config})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	var got []string
-	for _, p := range f.Packs() {
+	for _, p := range f.info().Packs() {
 		got = append(got, fmt.Sprintf("%s %s %v", p.File, p.Origin, p.Libraries[DynamicLib]))
 	}
 	want := []string{
@@ -59,12 +60,12 @@ func TestPacks_discovery(t *testing.T) {
 		t.Fatalf("packs\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, name := range []string{"sysa", "sysb", "user", "venv", "envfile", "envdir", "cfg", "cudart"} {
-		if f.FileNames(DynamicLib, name) == nil {
+		if f.info().FileNames(DynamicLib, name) == nil {
 			t.Errorf("%s is not in the catalog", name)
 		}
 	}
-	dirs := f.PackDirs()
-	if len(dirs) < 5 || !dirs[0].Present || dirs[0].Origin != PackFromSystem {
+	dirs := f.info().PackDirs()
+	if len(dirs) < 5 || !dirs[0].Present || dirs[0].Origin != inspect.PackFromSystem {
 		t.Fatalf("pack dirs %+v", dirs)
 	}
 }
@@ -73,11 +74,11 @@ func TestPacks_replaces(t *testing.T) {
 	sys, user := t.TempDir(), t.TempDir()
 	put(t, sys, "packs.d/acme.toml", pack("acmefft"))
 	put(t, user, "pathfinder/packs.d/fix.toml", append(pack("acmefft", "replaces = true"), "\n[[library]]\nname = \"cudart\"\nreplaces = true\npackaged_with = \"ctk\"\nlinux_sonames = [\"libcudart.so.14\"]\n"...))
-	f := newFinderOpts(t, Options{SystemConfigDir: sys, Getenv: testEnv{"XDG_CONFIG_HOME": user}.get})
-	if got := strings.Join(f.FileNames(DynamicLib, "cudart"), " "); got != "libcudart.so.14" {
+	f := newFinderOpts(t, Options{SystemConfigDir: sys, LookupEnv: testEnv{"XDG_CONFIG_HOME": user}.lookup})
+	if got := strings.Join(f.info().FileNames(DynamicLib, "cudart"), " "); got != "libcudart.so.14" {
 		t.Fatalf("cudart file names %q: the user pack replaces the builtin one", got)
 	}
-	packs := f.Packs()
+	packs := f.info().Packs()
 	fix := packs[len(packs)-1]
 	if len(fix.Replaces) != 2 || !strings.Contains(fix.Replaces[0], `library "acmefft" of `+filepath.Join(sys, "packs.d/acme.toml")) ||
 		!strings.Contains(fix.Replaces[1], `library "cudart" of builtin:nvidia.toml`) {
@@ -129,7 +130,7 @@ func TestPacks_Errors(t *testing.T) {
 			if env == nil {
 				env = testEnv{}
 			}
-			f, err := New(Options{SystemConfigDir: sys, Getenv: env.get})
+			f, err := New(Options{SystemConfigDir: sys, LookupEnv: env.lookup})
 			if err == nil {
 				f.Close()
 				t.Fatal("New succeeded")
@@ -139,8 +140,8 @@ func TestPacks_Errors(t *testing.T) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
 			}
-			if !strings.HasPrefix(err.Error(), "pathfinder: ") {
-				t.Errorf("error %q lacks the prefix", err)
+			if strings.HasPrefix(err.Error(), "pathfinder: ") {
+				t.Errorf("error %q has the program's prefix, which the command adds", err)
 			}
 		})
 	}
@@ -149,9 +150,9 @@ func TestPacks_Errors(t *testing.T) {
 // A relative $VIRTUAL_ENV is never resolved against the working directory: it is skipped, and the
 // listing says so, but it does not break every command.
 func TestPacks_relativeVenv(t *testing.T) {
-	f := newFinderOpts(t, Options{SystemConfigDir: t.TempDir(), Getenv: testEnv{"VIRTUAL_ENV": "venv"}.get})
-	for _, d := range f.PackDirs() {
-		if d.Origin == PackFromVenv {
+	f := newFinderOpts(t, Options{SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"VIRTUAL_ENV": "venv"}.lookup})
+	for _, d := range f.info().PackDirs() {
+		if d.Origin == inspect.PackFromVenv {
 			if !strings.Contains(d.Note, "relative path") {
 				t.Fatalf("venv pack dir %+v", d)
 			}
@@ -175,7 +176,7 @@ linux_sonames = ["libacmefft.so.2"]
 site_packages_linux = ["acme/lib"]
 dependencies = ["cublas"]
 `))
-	f := newFinderOpts(t, Options{SystemConfigDir: t.TempDir(), Getenv: testEnv{"VIRTUAL_ENV": venv, "PATHFINDER_CACHE_DIR": sharedCacheDir}.get})
+	f := newFinderOpts(t, Options{SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"VIRTUAL_ENV": venv, "PATHFINDER_CACHE_DIR": sharedCacheDir}.lookup})
 	lib, err := f.Find(bg, "acmefft")
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package host
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 )
 
 func TestPluginFile_Errors(t *testing.T) {
@@ -147,7 +148,7 @@ func TestPluginFile_Errors(t *testing.T) {
 				tt.setup(t, dir)
 			}
 			config := put(t, dir, "p.toml", []byte(tt.config))
-			f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), Getenv: testEnv{"PATHFINDER_CACHE_DIR": t.TempDir()}.get})
+			f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"PATHFINDER_CACHE_DIR": t.TempDir()}.lookup})
 			want := strings.ReplaceAll(tt.want, "$DIR", dir)
 			switch {
 			case want == "" && err != nil:
@@ -157,7 +158,7 @@ func TestPluginFile_Errors(t *testing.T) {
 			case err == nil:
 				f.Close()
 				t.Fatalf("New succeeded; want an error containing %q", want)
-			case !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "pathfinder: "):
+			case !strings.Contains(err.Error(), want) || !errors.As(err, new(*ConfigError)) || strings.HasPrefix(err.Error(), "pathfinder: "):
 				t.Fatalf("New: %v\nwant an error containing %q", err, want)
 			}
 		})
@@ -173,7 +174,7 @@ func TestPluginFile_pinMemo(t *testing.T) {
 	os.Chmod(wasm, 0o644)
 	config := put(t, dir, "p.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nsha256 = \""+hex.EncodeToString(s[:])+"\"\n"))
 	open := func() error {
-		f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), Getenv: testEnv{"PATHFINDER_CACHE_DIR": cache}.get})
+		f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"PATHFINDER_CACHE_DIR": cache}.lookup})
 		if err == nil {
 			f.Close()
 		}
@@ -197,48 +198,9 @@ func TestPluginFile_pinMemo(t *testing.T) {
 	}
 }
 
-func Test_describeProblems(t *testing.T) {
-	cat, err := catalog.New(catalog.Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		p    pluginConfig
-		d    abi.Description
-		want string // the problems, joined by " | "
-	}{
-		{"all granted", pluginConfig{name: "site", source: "/x.wasm", env: []string{"SITE_ROOT"}},
-			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"SITE_ROOT"}}, ""},
-		{"env not granted", pluginConfig{name: "site", source: "/x.wasm", env: []string{"A"}},
-			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"A", "SITE_ROOT", "B"}},
-			`asks for env SITE_ROOT, B (its describe export), which [plugin.site] env does not grant: it would read as unset; grant it with env = ["A", "SITE_ROOT", "B"]`},
-		{"install roots grant the catalog's install-root variables", pluginConfig{name: "site", source: "/x.wasm", env: []string{grantInstallRoots}},
-			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"CUDNN_PATH"}}, ""},
-		{"install roots are not every variable", pluginConfig{name: "site", source: "/x.wasm", env: []string{grantInstallRoots}},
-			abi.Description{ABI: 1, Names: []string{"site"}, Env: []string{"HOME"}}, "asks for env HOME"},
-		{"another ABI", pluginConfig{name: "site", source: "/x.wasm"},
-			abi.Description{ABI: 2, Names: []string{"site"}}, "describes itself as ABI 2: host 1, plugin 2"},
-		{"several searches, none with the step's name", pluginConfig{name: "site", source: "/x.wasm"},
-			abi.Description{ABI: 1, Names: []string{"a", "b"}}, `registers the searches a, b, none named "site"`},
-		{"one search answers to any step name", pluginConfig{name: "site", source: "/x.wasm"},
-			abi.Description{ABI: 1, Names: []string{"other"}}, ""},
-		{"the builtin module describes every builtin step together", pluginConfig{name: "wheels", source: "builtin:wheels"},
-			abi.Description{ABI: 1, Names: []string{"conda", "wheels"}, Env: []string{"CONDA_PREFIX"}}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := strings.Join(describeProblems(&tt.p, &tt.d, cat), " | ")
-			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
-				t.Fatalf("problems %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestFinder_Plugins_builtin(t *testing.T) {
 	f := newFinder(t, nil, "[plugin.wheels]\nsha256 = \""+builtinHash()+"\"\n")
-	plugins := f.Plugins(bg)
+	plugins := f.info().Plugins(bg)
 	names := []string{}
 	for _, p := range plugins {
 		names = append(names, p.Name)
@@ -269,9 +231,9 @@ func TestFinder_Settings(t *testing.T) {
 	user := t.TempDir()
 	put(t, user, "pathfinder/pathfinder.toml", []byte("[plugin.conda]\ntimeout = \"2s\"\n"))
 	config := put(t, dir, "site.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nread = [\"/opt/apps/cuda\"]\n\n[plugin.site.options]\nroot = \"/opt/apps/cuda\"\n\n[library.cudart]\norder = [\"site\", \"wheels\"]\n"))
-	f := newFinderOpts(t, Options{ConfigFile: config, SystemConfigDir: t.TempDir(), Getenv: testEnv{"XDG_CONFIG_HOME": user}.get})
-	got := map[string]Setting{}
-	for _, s := range f.Settings() {
+	f := newFinderOpts(t, Options{ConfigFile: config, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"XDG_CONFIG_HOME": user}.lookup})
+	got := map[string]inspect.Setting{}
+	for _, s := range f.info().Settings() {
 		got[s.Key] = s
 	}
 	userFile := filepath.Join(user, "pathfinder/pathfinder.toml")
@@ -287,20 +249,20 @@ func TestFinder_Settings(t *testing.T) {
 		"plugin.site.allow_writable": `false  default`,
 	} {
 		s, ok := got[key]
-		if line := s.TOML + "  " + s.Origin; !ok || !strings.HasPrefix(line, want) {
+		if line := s.TOML() + "  " + s.Origin; !ok || !strings.HasPrefix(line, want) {
 			t.Errorf("%s = %s, want %s", key, line, want)
 		}
 	}
-	out := FormatSettings(f.Settings())
+	out := inspect.FormatSettings(f.info().Settings())
 	if !strings.Contains(out, "[plugin.site]\nsource = \""+dir+"/site.wasm\"") || !strings.Contains(out, "[search]\norder = [") {
 		t.Fatalf("formatted:\n%s", out)
 	}
 	// What pathfinder config prints is a config file: it reads back, strictly, to the same settings.
 	back := put(t, t.TempDir(), "effective.toml", []byte(out))
-	g := newFinderOpts(t, Options{ConfigFile: back, SystemConfigDir: t.TempDir(), Getenv: testEnv{}.get})
-	for _, s := range g.Settings() {
-		if want, ok := got[s.Key]; !ok || want.TOML != s.TOML {
-			t.Errorf("read back %s = %s, printed %s", s.Key, s.TOML, want.TOML)
+	g := newFinderOpts(t, Options{ConfigFile: back, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
+	for _, s := range g.info().Settings() {
+		if want, ok := got[s.Key]; !ok || want.TOML() != s.TOML() {
+			t.Errorf("read back %s = %s, printed %s", s.Key, s.TOML(), want.TOML())
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,7 +51,7 @@ func reliabilitySite(t *testing.T) (site string, want map[string]string) {
 	so := anyLib(t) // the content only has to pass validation
 	f := newFinder(t, nil, "")
 	for _, name := range reliabilityFound {
-		want[name] = put(t, site, "nvidia/cu13/lib/"+f.FileNames(DynamicLib, name)[0], so)
+		want[name] = put(t, site, "nvidia/cu13/lib/"+f.info().FileNames(DynamicLib, name)[0], so)
 	}
 	return site, want
 }
@@ -114,13 +116,13 @@ func TestReliability_concurrentCallers(t *testing.T) {
 	f := newFinder(t, env, `[search]
 order = ["conda", "wheels", "already-loaded", "system", "envroots", "programfiles", "canary"]
 `)
-	f.resultDir = "" // real searches: nothing answered from disk (the compilation cache stays on)
-	f.opts.Getenv = func(k string) string {
+	f.results = resultcache.New("") // real searches: nothing answered from disk (the compilation cache stays on)
+	f.getenv = func(k string) string {
 		if k == "CONDA_PREFIX" {
 			atGate.Add(1)
 			<-gate
 		}
-		return env.get(k)
+		return env[k]
 	}
 	opened := false
 	openGate := func() {
@@ -198,7 +200,7 @@ order = ["conda", "wheels", "already-loaded", "system", "envroots", "programfile
 	case <-time.After(3 * time.Minute):
 		t.Fatal("callers still waiting after 3 minutes: deadlock")
 	}
-	if n := f.searches.Load(); n != int64(len(names)) {
+	if n := f.hooks.searches.Load(); n != int64(len(names)) {
 		t.Errorf("%d searches for %d names and %d callers, want one per name", n, len(names), callers)
 	}
 	for i, a := range answers {
@@ -284,7 +286,7 @@ func TestReliability_manyFinders(t *testing.T) {
 	env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir(), "PATHFINDER_CONFIG": config}
 	sys := t.TempDir()
 	use := func() {
-		f, err := New(Options{Getenv: env.get, SystemConfigDir: sys})
+		f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: sys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -656,8 +658,8 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := tt.base(t, t.TempDir())
 			f := newFinder(t, testEnv{"PATHFINDER_CACHE_DIR": base}, "")
-			if got := f.CacheDir() != "" && f.resultDir != ""; got != tt.usable {
-				t.Fatalf("cache dir %q, results %q: used = %v, want %v", f.CacheDir(), f.resultDir, got, tt.usable)
+			if got := f.info().CacheDir() != "" && f.results.Key(DynamicLib, "cudart") != ""; got != tt.usable {
+				t.Fatalf("cache dir %q, results on %v: used = %v, want %v", f.info().CacheDir(), f.results.Key(DynamicLib, "cudart") != "", got, tt.usable)
 			}
 		})
 	}
@@ -707,7 +709,7 @@ func TestFaults_compilationCacheUnwritable(t *testing.T) {
 				t.Skip("root writes through mode 0500; the case of another user covers it")
 			}
 			base := t.TempDir()
-			newFinder(t, testEnv{"PATHFINDER_TEST_OWN_ENGINE": "1", "PATHFINDER_CACHE_DIR": base}, "").wasmEngine() // creates the directories
+			newFinder(t, testEnv{"PATHFINDER_TEST_OWN_ENGINE": "1", "PATHFINDER_CACHE_DIR": base}, "").engine() // creates the directories
 			filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
 				if err == nil && d.IsDir() {
 					os.Chmod(p, 0o500)
@@ -719,9 +721,7 @@ func TestFaults_compilationCacheUnwritable(t *testing.T) {
 		}},
 		{name: "removed under a running Finder", base: func(t *testing.T) string { return t.TempDir() },
 			after: func(t *testing.T, f *Finder, base string) {
-				if _, err := f.wasmEngine(); err != nil {
-					t.Fatal(err)
-				}
+				f.engine()
 				if err := os.RemoveAll(base); err != nil {
 					t.Fatal(err)
 				}
@@ -792,7 +792,7 @@ func TestFaults_resultCache(t *testing.T) {
 	config := put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
 	entry := func(edit func(t *testing.T, f *Finder, data []byte) []byte) func(t *testing.T, f *Finder, base string) {
 		return func(t *testing.T, f *Finder, base string) {
-			p := f.resultPath(f.resultKey(DynamicLib, "cudart"))
+			p := f.results.Path(f.results.Key(DynamicLib, "cudart"))
 			data, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
@@ -805,8 +805,8 @@ func TestFaults_resultCache(t *testing.T) {
 	// forge writes a well-formed entry for cudart that answers elsewhere, with the given observations.
 	forge := func(seen ...observe.Observation) func(t *testing.T, f *Finder, data []byte) []byte {
 		return func(t *testing.T, f *Finder, _ []byte) []byte {
-			b, _ := json.Marshal(cachedResult{Version: resultCacheVersion, Key: f.resultKey(DynamicLib, "cudart"),
-				Library: &Library{Name: "cudart", Kind: DynamicLib, Path: elsewhere, FoundVia: "tiny", Step: "tiny"}, Seen: seen})
+			b, _ := json.Marshal(resultcache.Entry{Version: resultcache.Version, Key: f.results.Key(DynamicLib, "cudart"),
+				Library: &resultcache.Library{Name: "cudart", Kind: DynamicLib, Path: elsewhere, FoundVia: "tiny", Step: "tiny"}, Seen: seen})
 			return b
 		}
 	}
@@ -818,9 +818,9 @@ func TestFaults_resultCache(t *testing.T) {
 	// path's added, and its checksum recomputed: all a re-check of observations can see holds.
 	rewrite := func(path string) func(t *testing.T, f *Finder, base string) {
 		return func(t *testing.T, f *Finder, base string) {
-			p := f.resultPath(f.resultKey(DynamicLib, "cudart"))
+			p := f.results.Path(f.results.Key(DynamicLib, "cudart"))
 			data, ok := cachefile.Read(p)
-			var c cachedResult
+			var c resultcache.Entry
 			if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
 				t.Fatalf("no entry to rewrite at %s", p)
 			}
@@ -850,7 +850,7 @@ func TestFaults_resultCache(t *testing.T) {
 			if _, err := f.Find(bg, "nvrtc"); err != nil {
 				t.Fatal(err)
 			}
-			copyFile(t, f.resultPath(f.resultKey(DynamicLib, "nvrtc")), f.resultPath(f.resultKey(DynamicLib, "cudart")))
+			copyFile(t, f.results.Path(f.results.Key(DynamicLib, "nvrtc")), f.results.Path(f.results.Key(DynamicLib, "cudart")))
 		}},
 		// A flipped bit that leaves the JSON well formed: the path it names was never observed.
 		{name: "a bit flip in the library path", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte {
@@ -889,7 +889,7 @@ func TestFaults_resultCache(t *testing.T) {
 				if err != nil || got.Path != lib {
 					t.Fatalf("%s: %+v, %v; want %s", when, got, err, lib)
 				}
-				if n := f.searches.Load(); n != wantSearches {
+				if n := f.hooks.searches.Load(); n != wantSearches {
 					t.Fatalf("%s: %d searches, want %d (0: answered from the cache)", when, n, wantSearches)
 				}
 			}
@@ -939,21 +939,21 @@ func TestFaults_catalogCache(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := t.TempDir()
 			env := testEnv{"PATHFINDER_CACHE_DIR": base}
-			want := newFinder(t, env, "").FileNames(DynamicLib, "cudart")
+			want := newFinder(t, env, "").info().FileNames(DynamicLib, "cudart")
 			files, _ := filepath.Glob(filepath.Join(base, "catalog-*.bin"))
 			if len(files) != 1 || len(want) == 0 {
 				t.Fatalf("catalog cache files %v, cudart's names %v", files, want)
 			}
 			tt.brk(t, files[0])
 			f := newFinder(t, env, "")
-			if got := f.FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := f.info().FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("cudart's file names %v after the fault, want %v", got, want)
 			}
 			if n := len(f.Libraries(DynamicLib)); n < 50 {
 				t.Fatalf("%d dynamic libraries after the fault", n)
 			}
 			// Rewritten: a third Finder reads the same from it.
-			if got := newFinder(t, env, "").FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := newFinder(t, env, "").info().FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("cudart's file names %v from the rewritten cache, want %v", got, want)
 			}
 		})
@@ -979,7 +979,7 @@ func TestFaults_configOrPackDeleted(t *testing.T) {
 		err   string // or New's error says this
 		is    error  // or the search's error is this
 	}{
-		{name: "a pack named by $PATHFINDER_PACKS", lib: "reliab", err: "(" + PackFromEnv + "): no such file or directory",
+		{name: "a pack named by $PATHFINDER_PACKS", lib: "reliab", err: "(" + inspect.PackFromEnv + "): no such file or directory",
 			setup: func(t *testing.T, env testEnv) string {
 				env["PATHFINDER_PACKS"] = put(t, t.TempDir(), "reliab.toml", packLib)
 				return env["PATHFINDER_PACKS"]
@@ -1019,9 +1019,9 @@ func TestFaults_configOrPackDeleted(t *testing.T) {
 			if err := os.Remove(remove); err != nil {
 				t.Fatal(err)
 			}
-			f, err := New(Options{Getenv: env.get, SystemConfigDir: t.TempDir()})
+			f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir()})
 			if tt.err != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), "pathfinder: ") || !strings.Contains(err.Error(), remove) || !strings.Contains(err.Error(), tt.err) {
+				if err == nil || strings.HasPrefix(err.Error(), "pathfinder: ") || !strings.Contains(err.Error(), remove) || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("New after deleting %s: %v; want an error naming it, saying %q", remove, err, tt.err)
 				}
 				return
@@ -1096,7 +1096,7 @@ func TestFaults_twoProcesses(t *testing.T) {
 			t.Errorf("after, %s: %+v, %v; want %q", name, lib, err, w)
 		}
 	}
-	if n := f.searches.Load(); n != 0 {
+	if n := f.hooks.searches.Load(); n != 0 {
 		t.Errorf("%d of %d names searched again: the cache the two processes wrote is not usable", n, len(names))
 	}
 	filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +37,7 @@ func TestFind_canaryDlopenProbe(t *testing.T) {
 		model, preloaded := toolkit(t), toolkit(t)
 		env := testEnv{"LD_LIBRARY_PATH": model + "/lib64", "PATHFINDER_CACHE_DIR": t.TempDir()}
 		// One config file for both Finders, so that they share result-cache keys.
-		opts := Options{Getenv: env.get, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(dlopen))}
+		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(dlopen))}
 		t.Run("preloaded", func(t *testing.T) {
 			// glibc hands out the already loaded library for its soname, wherever LD_LIBRARY_PATH points.
 			t.Setenv("LD_PRELOAD", preloaded+"/lib64/libcudart.so.13")
@@ -84,7 +87,7 @@ func TestConfig_systemResolve(t *testing.T) {
 		{"[system]\nresolve = \"ldd\"\n", `pathfinder.toml:2:1: system.resolve: "ldd" is not "model" or "dlopen"`},
 		{"[system]\ndlopen_timeout = \"soon\"\n", `pathfinder.toml:2:1: system.dlopen_timeout: "soon" is not a positive duration`},
 	} {
-		_, err := New(Options{Getenv: testEnv{}.get, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(tt.config))})
+		_, err := New(Options{LookupEnv: testEnv{}.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(tt.config))})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want %q", tt.config, err, tt.want)
 		}
@@ -96,32 +99,35 @@ func TestConfig_systemResolve(t *testing.T) {
 func TestConfig_builtinLayerShared(t *testing.T) {
 	edited := newFinder(t, testEnv{}, "[search]\norder = [\"wheels\"]\n[plugin.wheels]\ntimeout = \"9s\"\nread = [\"/opt\"]\n[system]\nresolve = \"dlopen\"\n")
 	plain := newFinder(t, testEnv{}, "")
-	get := func(f *Finder, key string) Setting {
-		for _, s := range f.Settings() {
+	get := func(f *Finder, key string) inspect.Setting {
+		for _, s := range f.info().Settings() {
 			if s.Key == key {
 				return s
 			}
 		}
-		return Setting{}
+		return inspect.Setting{}
 	}
 	for key, want := range map[string]string{
 		"search.order": `["wheels"]`, "plugin.wheels.timeout": `"9s"`, "plugin.wheels.read": `["/opt"]`, "system.resolve": `"dlopen"`,
 	} {
-		if got := get(edited, key).TOML; got != want {
+		if got := get(edited, key).TOML(); got != want {
 			t.Errorf("edited %s = %s, want %s", key, got, want)
 		}
-		if got := get(plain, key); got.TOML == want || !strings.HasPrefix(got.Origin, "builtin:") {
-			t.Errorf("plain Finder's %s = %s from %s: the other Finder's layer leaked", key, got.TOML, got.Origin)
+		if got := get(plain, key); got.TOML() == want || !strings.HasPrefix(got.Origin, "builtin:") {
+			t.Errorf("plain Finder's %s = %s from %s: the other Finder's layer leaked", key, got.TOML(), got.Origin)
 		}
 	}
-	if w := plain.cfg.plugins["wheels"]; w.timeout != 5*time.Second || slices.Contains(w.read, "/opt") || slices.Equal(plain.cfg.order, []string{"wheels"}) {
-		t.Errorf("the other Finder's layer changed this one's wheels step: %+v, order %v", w, plain.cfg.order)
+	if w := plain.cfg.Plugins["wheels"]; w.Timeout != 5*time.Second || slices.Contains(w.Read, config.Grant{Kind: config.GrantDir, Name: "/opt"}) || slices.Equal(plain.cfg.Order, []string{"wheels"}) {
+		t.Errorf("the other Finder's layer changed this one's wheels step: %+v, order %v", w, plain.cfg.Order)
 	}
-	if !edited.cfg.resolveDlopen || plain.cfg.resolveDlopen {
+	if !edited.cfg.ResolveDlopen || plain.cfg.ResolveDlopen {
 		t.Error("system.resolve leaked between Finders")
 	}
-	if base, _ := builtinLayer(); string(plain.cfg.hash.Sum(nil)) == string(edited.cfg.hash.Sum(nil)) ||
-		string(plain.cfg.hash.Sum(nil)) != string(base.clone().hash.Sum(nil)) {
+	base := config.Defaults()
+	if err := base.Apply("builtin:pathfinder.toml", builtin.DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if string(plain.cfg.Hash()) == string(edited.cfg.Hash()) || string(plain.cfg.Hash()) != string(base.Hash()) {
 		t.Error("the config hash does not follow the layers")
 	}
 }

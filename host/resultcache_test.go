@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,7 @@ func findFresh(t *testing.T, env testEnv, config, name string) (*Library, error,
 	t.Helper()
 	f := newFinder(t, env, config)
 	lib, err := f.Find(bg, name)
-	return lib, err, f.searches.Load() == 0
+	return lib, err, f.hooks.searches.Load() == 0
 }
 
 func TestResultCache_exact(t *testing.T) {
@@ -128,18 +129,17 @@ func TestResultCache_notFoundAndCorrupt(t *testing.T) {
 func asSearchError(err error, se **SearchError) bool {
 	e, ok := err.(*SearchError)
 	*se = e
-	return ok && strings.HasPrefix(err.Error(), "pathfinder: ")
+	return ok && !strings.HasPrefix(err.Error(), "pathfinder: ")
 }
 
 // cachedEntry reads the result-cache entry a Finder would use for a dynamic library.
-func cachedEntry(t *testing.T, f *Finder, name string) cachedResult {
+func cachedEntry(t *testing.T, f *Finder, name string) resultcache.Entry {
 	t.Helper()
-	data, ok := cachefile.Read(f.resultPath(f.resultKey(DynamicLib, name)))
-	var c cachedResult
-	if !ok || decodeEntry(data, &c) != nil {
+	c := f.results.Read(f.results.Key(DynamicLib, name))
+	if c == nil {
 		t.Fatalf("no readable entry for %s", name)
 	}
-	return c
+	return *c
 }
 
 // TestResultCache_discovery: an entry keeps site-packages discovery as the hash of what it observed,
@@ -157,8 +157,8 @@ func TestResultCache_discovery(t *testing.T) {
 	}
 	f := newFinder(t, env, "")
 	c := cachedEntry(t, f, "cudart")
-	if c.Sites == "" || c.Sites != f.discoveryHash() {
-		t.Fatalf("entry's discovery hash %q, the Finder's %q", c.Sites, f.discoveryHash())
+	if c.Sites == "" || c.Sites != f.discovery().hash {
+		t.Fatalf("entry's discovery hash %q, the Finder's %q", c.Sites, f.discovery().hash)
 	}
 	for _, o := range c.Seen {
 		if o.Path == "VIRTUAL_ENV" || o.Path == filepath.Join(venv, "lib") {
@@ -187,8 +187,8 @@ func TestResultCache_discovery(t *testing.T) {
 	// In one Finder, with discovery shared: a name's own observations are re-checked each time it is
 	// asked. nvrtc is not found, then appears where its search looked, and is found by the same Finder.
 	g := newFinder(t, env, "")
-	if _, err := g.Find(bg, "cudart"); err != nil || g.searches.Load() != 0 {
-		t.Fatalf("cudart: %v, %d searches", err, g.searches.Load())
+	if _, err := g.Find(bg, "cudart"); err != nil || g.hooks.searches.Load() != 0 {
+		t.Fatalf("cudart: %v, %d searches", err, g.hooks.searches.Load())
 	}
 	if _, err := g.Find(bg, "nvrtc"); err == nil {
 		t.Fatal("nvrtc found before it exists")
@@ -206,8 +206,8 @@ func TestResultCache_discovery(t *testing.T) {
 // recorded every one of them as discovery saw them; otherwise the entry keeps them all.
 func Test_splitDiscovery(t *testing.T) {
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": t.TempDir()}, "")
-	hash := f.discoveryHash()
-	disc := slices.Clone(f.sitesSeen)
+	hash := f.discovery().hash
+	disc := slices.Clone(f.discovery().seen)
 	own := observe.Observation{Path: "/x", What: observe.Stat, Seen: "absent"}
 	changed := slices.Clone(disc)
 	changed[0].Seen += " (another value)"
@@ -224,7 +224,7 @@ func Test_splitDiscovery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sites, seen := f.splitDiscovery(tt.seen)
+			sites, seen := resultcache.SplitDiscovery(tt.seen, disc, hash)
 			if sites != tt.wantSites || !slices.Equal(seen, tt.wantSeen) {
 				t.Fatalf("splitDiscovery = %q, %+v; want %q, %+v", sites, seen, tt.wantSites, tt.wantSeen)
 			}
@@ -239,14 +239,14 @@ func TestResultCache_loadedSince(t *testing.T) {
 		t.Skip(loader.ErrUnavailable)
 	}
 	env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir()}
-	soname := newFinder(t, env, "").FileNames(DynamicLib, "custabilizer")[0]
+	soname := newFinder(t, env, "").info().FileNames(DynamicLib, "custabilizer")[0]
 	if _, ok := loader.Loaded(soname); ok {
 		t.Fatalf("%s is already in the process", soname)
 	}
 	if _, err, _ := findFresh(t, env, "", "custabilizer"); err == nil {
 		t.Fatal("custabilizer found")
 	}
-	if c := cachedEntry(t, newFinder(t, env, ""), "custabilizer"); !slices.Contains(c.Live, soname) || !observedLoaderSearch(c.Seen, soname) {
+	if c := cachedEntry(t, newFinder(t, env, ""), "custabilizer"); !slices.Contains(c.Live, soname) || !resultcache.ObservedLoaderSearch(c.Seen, soname) {
 		t.Fatalf("the entry does not hold the loader's search for %s: live %q", soname, c.Live)
 	}
 	for range 2 { // the second is answered with the loader's look skipped
@@ -267,31 +267,31 @@ func TestResultCache_loadedSince(t *testing.T) {
 	}
 }
 
-// Test_loadCatalog: the catalog a process remembers is used again only for the same packs, the same
+// TestCatalog_Remembered: the catalog a process remembers is used again only for the same packs, the same
 // cache directory and an unchanged cache file.
-func Test_loadCatalog(t *testing.T) {
+func TestCatalog_Remembered(t *testing.T) {
 	base := t.TempDir()
 	packs := []catalog.Pack{{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()}}
-	first, err := loadCatalog(base, packs)
+	first, err := catalog.Remembered(base, packs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := loadCatalog(base, packs); again != first {
+	if again, _ := catalog.Remembered(base, packs); again != first {
 		t.Fatal("the same packs were read again")
 	}
 	extra := append(slices.Clone(packs), catalog.Pack{Name: "/x/extra.toml", Data: []byte("[[library]]\nname = \"extra\"\npackaged_with = \"other\"\nlinux_sonames = [\"libextra.so.1\"]\n")})
-	if other, err := loadCatalog(base, extra); err != nil || other == first {
+	if other, err := catalog.Remembered(base, extra); err != nil || other == first {
 		t.Fatalf("another pack set: %v, same catalog %v", err, other == first)
 	}
-	if other, _ := loadCatalog(t.TempDir(), packs); other == first {
+	if other, _ := catalog.Remembered(t.TempDir(), packs); other == first {
 		t.Fatal("another cache directory: the remembered catalog")
 	}
-	now, _ := loadCatalog(base, packs)
+	now, _ := catalog.Remembered(base, packs)
 	file := catalog.CacheFile(base, now.Hash())
 	if err := os.WriteFile(file, []byte("changed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := loadCatalog(base, packs); again == now {
+	if again, _ := catalog.Remembered(base, packs); again == now {
 		t.Fatal("the cache file changed, and it was not read again")
 	}
 }
@@ -320,10 +320,10 @@ func TestResultCache_revalidates(t *testing.T) {
 	}
 	rewriteEntry := func(t *testing.T, env testEnv, config, path string) {
 		f := newFinder(t, env, config)
-		p := f.resultPath(f.resultKey(DynamicLib, "cudart"))
+		p := f.results.Path(f.results.Key(DynamicLib, "cudart"))
 		data, ok := cachefile.Read(p)
-		var c cachedResult
-		if !ok || decodeEntry(data, &c) != nil || c.Library == nil {
+		var c resultcache.Entry
+		if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
 			t.Fatalf("no entry at %s", p)
 		}
 		fi, err := os.Stat(path)

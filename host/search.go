@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
@@ -20,21 +23,51 @@ import (
 // Explanation is one search, step by step.
 type Explanation struct {
 	Name     string         `json:"name"`
-	Kind     abi.Kind       `json:"kind"`
-	Steps    []StepTrace    `json:"steps"`
+	Kind     Kind           `json:"kind"`
+	Steps    []StepTrace    `json:"steps,omitempty"`
 	Duration time.Duration  `json:"duration_ns"`
 	Result   *LoadedLibrary `json:"result,omitempty"`
-	Err      error          `json:"-"`
+	// Err is why the search failed, a *SearchError; in JSON, "error" is its Code and "message" its text.
+	Err error `json:"-"`
 }
+
+// MarshalJSON writes the explanation with its error, when the search failed: "error" (the
+// SearchError's Code) and "message" (its text).
+func (ex Explanation) MarshalJSON() ([]byte, error) {
+	type plain Explanation
+	out := struct {
+		plain
+		Error   string `json:"error,omitempty"`
+		Message string `json:"message,omitempty"`
+	}{plain: plain(ex)}
+	var se *SearchError
+	if errors.As(ex.Err, &se) {
+		out.Error = se.Code()
+	}
+	if ex.Err != nil {
+		out.Message = ex.Err.Error()
+	}
+	return json.Marshal(out)
+}
+
+// Outcome is what a step did.
+type Outcome string
+
+const (
+	OutcomeFound   Outcome = "found"   // it proposed a candidate that was taken
+	OutcomeNothing Outcome = "nothing" // it ran, and nothing it proposed was taken
+	OutcomeFailed  Outcome = "failed"  // it could not run, or a found file would not load: Detail says why
+	OutcomeSkipped Outcome = "skipped" // it does not apply to this search: Detail says why
+)
 
 // StepTrace is what one step did.
 type StepTrace struct {
 	Step       string           `json:"step"`
-	Outcome    string           `json:"outcome"` // "found", "nothing", "failed" or "skipped"
+	Outcome    Outcome          `json:"outcome"`
 	Detail     string           `json:"detail,omitempty"`
 	Duration   time.Duration    `json:"duration_ns"`
 	Candidates []CandidateTrace `json:"candidates,omitempty"`
-	Tried      []abi.Attempt    `json:"tried,omitempty"`
+	Tried      []Attempt        `json:"tried,omitempty"` // what the step looked at and passed over
 	Log        []string         `json:"log,omitempty"`
 }
 
@@ -54,30 +87,22 @@ type CandidateTrace struct {
 func (ex *Explanation) Attempts() []Attempt {
 	var out []Attempt
 	for _, st := range ex.Steps {
-		for _, t := range st.Tried {
-			out = append(out, Attempt{Step: st.Step, Path: t.Path, Reason: t.Reason})
-		}
+		out = append(out, st.Tried...)
 		for _, c := range st.Candidates {
 			if !c.Taken {
 				out = append(out, Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
 			}
 		}
-		if st.Outcome == "failed" || st.Outcome == "skipped" {
+		if st.Outcome == OutcomeFailed || st.Outcome == OutcomeSkipped {
 			out = append(out, Attempt{Step: st.Step, Reason: st.Detail})
 		}
 	}
 	return out
 }
 
-// search runs the steps for name in order until one yields a library; load also loads it.
-func (f *Finder) search(ctx context.Context, kind Kind, name string, load bool) *Explanation {
-	ex, _, _ := f.searchAll(ctx, kind, name, load, false)
-	return ex
-}
-
-// searchAll is search that, with collect, runs every step and returns every valid candidate with
-// its root (for FindTogether) instead of stopping at the first.
-// It also returns everything the search observed.
+// searchAll runs the steps for name in order until one yields a library; load also loads it. With
+// collect, it runs every step and returns every valid candidate with its root (for FindTogether)
+// instead of stopping at the first. It also returns everything the search observed.
 func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, collect bool) (ex *Explanation, valid []rootedLibrary, seen []observe.Observation) {
 	start := time.Now()
 	ex = &Explanation{Name: name, Kind: kind}
@@ -103,7 +128,7 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 			seen = nil // nothing to re-check it by: never cached
 		}
 	}()
-	for _, step := range f.cfg.orderFor(name) {
+	for _, step := range f.cfg.OrderFor(name) {
 		t0 := time.Now()
 		st := StepTrace{Step: step}
 		lib := r.step(&st)
@@ -174,9 +199,6 @@ type run struct {
 	rec *observe.Recorder
 	// loadErr is a found file the loader would not load: the search stops there.
 	loadErr *loadFailure
-	// grant gives a plugin step its grants; nil is the Finder's own. Tests give a Windows host's
-	// path mapping over fake trees.
-	grant func(p *pluginConfig, e *catalog.Entry, rec *observe.Recorder) (*granted, error)
 }
 
 // rootedLibrary is a valid candidate and the root it came from: the granted directory it is in (a
@@ -188,50 +210,67 @@ type rootedLibrary struct {
 
 // take records lib as found, or, when collecting, as one more candidate: then the search goes on.
 func (r *run) take(st *StepTrace, ct CandidateTrace, lib *LoadedLibrary, root string) *LoadedLibrary {
+	st.Outcome = OutcomeFound
 	if r.collect {
 		lib.Step = st.Step
 		st.Candidates = append(st.Candidates, ct)
-		st.Outcome = "found"
 		r.valid = append(r.valid, rootedLibrary{lib.Library, root})
 		return nil
 	}
 	ct.Taken = true
 	st.Candidates = append(st.Candidates, ct)
-	st.Outcome = "found"
 	return lib
 }
 
 // systemRoot is the root a library the loader found counts as: its toolkit, else its directory.
 func systemRoot(p string) string {
-	if root, ok := hostToolkitRoot(hostPaths, p); ok {
+	if root, ok := guestpath.Host.ToolkitRoot(p); ok {
 		return root
 	}
 	return filepath.Dir(p)
 }
 
+// hostTried is what a plugin step tried, with its paths in host form; an entry that is no guest path
+// (a variable's name such as "$CUDA_PATH", a file name, a relative path) is kept as it is.
+func hostTried(paths guestpath.Map, step string, tried []abi.Attempt) []Attempt {
+	out := make([]Attempt, len(tried))
+	for i, a := range tried {
+		out[i] = Attempt{Step: step, Path: a.Path, Reason: a.Reason}
+		if h, err := paths.ToHost(a.Path); err == nil && paths.Windows() {
+			out[i].Path = h
+		}
+	}
+	return out
+}
+
+// tried records that the step looked at path and passed over it.
+func (st *StepTrace) tried(path, reason string) {
+	st.Tried = append(st.Tried, Attempt{Step: st.Step, Path: path, Reason: reason})
+}
+
 func (r *run) step(st *StepTrace) *LoadedLibrary {
 	names := r.e.FileNames(r.f.platform)
 	if (st.Step == StepAlreadyLoaded || st.Step == StepSystem) && r.e.Kind != abi.KindDynamicLib {
-		st.Outcome, st.Detail = "skipped", "only dynamic libraries are known to the loader"
+		st.Outcome, st.Detail = OutcomeSkipped, "only dynamic libraries are known to the loader"
 		return nil
 	}
 	switch st.Step {
 	case StepAlreadyLoaded:
 		if !r.f.native() {
-			st.Outcome, st.Detail = "skipped", "the search is for "+r.f.platform.String()+", not this process"
+			st.Outcome, st.Detail = OutcomeSkipped, "the search is for "+r.f.platform.String()+", not this process"
 			return nil
 		}
 		if !loader.Available {
-			st.Outcome, st.Detail = "skipped", loader.ErrUnavailable.Error()
+			st.Outcome, st.Detail = OutcomeSkipped, loader.ErrUnavailable.Error()
 			return nil
 		}
 		if lib := r.alreadyLoaded(); lib != nil {
 			return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
 		}
 		for _, n := range names {
-			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: "not loaded in this process"})
+			st.tried(n, "not loaded in this process")
 		}
-		st.Outcome = "nothing"
+		st.Outcome = OutcomeNothing
 		return nil
 	case StepSystem:
 		return r.system(st, names)
@@ -247,18 +286,18 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 		return r.systemModel(st, names)
 	}
 	if !loader.Available {
-		st.Outcome, st.Detail = "skipped", loader.ErrUnavailable.Error()
+		st.Outcome, st.Detail = OutcomeSkipped, loader.ErrUnavailable.Error()
 		return nil
 	}
 	if !r.dependencies() {
-		st.Outcome, st.Detail = "failed", r.depErr.Error()
+		st.Outcome, st.Detail = OutcomeFailed, r.depErr.Error()
 		return nil
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
 		return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
 	}
 	model, _ := r.f.loaderModel(r.rec) // nil where the loader is not modeled
-	st.Outcome = "nothing"
+	st.Outcome = OutcomeNothing
 	for _, n := range names {
 		var res ldso.Resolution
 		var modelErr error = ldso.ErrUnmodeled
@@ -266,15 +305,15 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 			res, modelErr = model.Resolve(n)
 			observeResolution(r.rec, res, modelErr)
 		}
-		if modelErr == nil && isStub(res.Path) {
+		if modelErr == nil && candidate.IsStub(res.Path) {
 			next := r.pastStub(st, model, n, res)
 			if next == "" {
 				continue
 			}
-			c, why := openSystemFile(next, r.e, r.f.platform)
+			c, err := candidate.OpenSystem(next, r.e, r.f.platform)
 			ct := CandidateTrace{Path: next, FoundVia: viaSystem}
-			if why != "" {
-				ct.Refused = why
+			if err != nil {
+				ct.Refused = err.Error()
 				st.Candidates = append(st.Candidates, ct)
 				continue
 			}
@@ -287,14 +326,14 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 		if err != nil {
 			if modelErr == nil { // the loader found it and would not load it
 				st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: err.Error()})
-				st.Outcome = "failed"
+				st.Outcome = OutcomeFailed
 				r.loadErr = &loadFailure{res.Path, err.Error()}
 				return nil
 			}
-			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: err.Error()})
+			st.tried(n, err.Error())
 			continue
 		}
-		if isStub(l.Path) { // the model did not see it coming: give it back, never use it
+		if candidate.IsStub(l.Path) { // the model did not see it coming: give it back, never use it
 			loader.Unload(l.Handle)
 			st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: viaSystem,
 				Refused: "the system loader loaded a stub here; unloaded, never used"})
@@ -321,38 +360,28 @@ func (r *run) pastStub(st *StepTrace, model *ldso.Loader, soname string, res lds
 	return next.Path
 }
 
-// stubRefusal says where the loader's search met a stub.
-func stubRefusal(res ldso.Resolution) string {
-	where := map[string]string{ldso.ViaLDLibraryPath: "LD_LIBRARY_PATH holds a stubs directory",
-		ldso.ViaCache: "ld.so.cache lists it", ldso.ViaDefaultDirs: "in a default directory"}[res.Via]
-	if where == "" {
-		where = res.Via
-	}
-	return fmt.Sprintf("the system loader found a stub at %s (%s): for linking only, never loaded", res.Path, where)
-}
-
 // plugin runs a plugin step and takes the first candidate that passes validation (and loads, for load).
 func (r *run) plugin(st *StepTrace) *LoadedLibrary {
-	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e, r.rec, r.grant)
+	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e, r.rec)
 	st.Log = log
 	if err != nil {
-		st.Outcome, st.Detail = "failed", err.Error()
+		st.Outcome, st.Detail = OutcomeFailed, err.Error()
 		return nil
 	}
-	st.Tried = hostTried(g.paths, resp.Tried)
+	st.Tried = hostTried(g.dirs.Paths, st.Step, resp.Tried)
 	if resp.Error != "" {
-		st.Outcome, st.Detail = "failed", fmt.Sprintf("pathfinder: plugin %q: %s", st.Step, resp.Error)
+		st.Outcome, st.Detail = OutcomeFailed, (&PluginError{Plugin: st.Step, Op: "search", Err: errors.New(resp.Error)}).Error()
 		return nil
 	}
-	st.Outcome = "nothing"
+	st.Outcome = OutcomeNothing
 	var taken *LoadedLibrary
 	for _, c := range resp.Candidates {
 		// The plugin answers in guest paths; the trace, the result and the loader get host paths.
 		// found_via is the label of the granted root the candidate lies in, never the plugin's own.
-		ct := CandidateTrace{Path: g.tracePath(c.Path), FoundVia: g.foundVia(c.Path, st.Step)}
-		cand, why := g.open(c.Path, r.e, r.f.platform)
-		if why != "" {
-			ct.Refused = why
+		ct := CandidateTrace{Path: g.dirs.TracePath(c.Path), FoundVia: g.dirs.FoundVia(c.Path, st.Step)}
+		cand, err := g.dirs.Open(c.Path, r.e, r.f.platform)
+		if err != nil {
+			ct.Refused = err.Error()
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}
@@ -365,11 +394,12 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 				continue
 			}
 		} else {
-			lib = &LoadedLibrary{Library: Library{Path: cand.host, FoundVia: ct.FoundVia}}
-			r.predictLoad(&ct, lib, cand.needs)
-			cand.close()
+			lib = &LoadedLibrary{Library: Library{Path: cand.Host, FoundVia: ct.FoundVia}}
+			r.predictLoad(&ct, lib, cand.Needs)
+			cand.Close()
 		}
-		if taken = r.take(st, ct, lib, g.rootOf(c.Path)); taken != nil {
+		root, _ := g.dirs.DirOf(c.Path)
+		if taken = r.take(st, ct, lib, root); taken != nil {
 			return taken
 		}
 	}
@@ -388,15 +418,15 @@ type loadFailure struct{ path, why string }
 // trace) says why the file was not loaded. A process never gets a second copy of a library from
 // pathfinder. c is closed. nil means not loaded: ct is in the trace with why, and r.stopped()
 // tells whether the search goes on.
-func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate) *LoadedLibrary {
-	defer c.close()
+func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.File) *LoadedLibrary {
+	defer c.Close()
 	refuse := func(why string) *LoadedLibrary {
 		ct.Refused = why
 		st.Candidates = append(st.Candidates, *ct)
 		return nil
 	}
 	if !r.dependencies() {
-		st.Outcome = "failed"
+		st.Outcome = OutcomeFailed
 		return refuse("not loaded: " + r.depErr.Error())
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
@@ -405,26 +435,28 @@ func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate) *Lo
 		return lib
 	}
 	if r.e.RequiresAddDLLDirectory {
-		if err := loader.AddDLLDirectory(filepath.Dir(c.host)); err != nil {
+		if err := loader.AddDLLDirectory(filepath.Dir(c.Host)); err != nil {
 			return refuse(err.Error())
 		}
 	}
 	// Where another user could change the path between the check and the load, the loader is
 	// given the checked file itself; elsewhere the path, which keeps $ORIGIN meaning its directory.
-	viaDescriptor := trust.Replaceable(c.host) != nil
-	beforeLoad(c.host)
-	if !viaDescriptor && !sameFile(c.host, c.info) {
+	viaDescriptor := trust.Replaceable(c.Host) != nil
+	if h := r.f.hooks.beforeLoad; h != nil {
+		h(c.Host)
+	}
+	if !viaDescriptor && !sameFile(c.Host, c.Info) {
 		return refuse("changed between validation and load: not loaded")
 	}
-	l, err := loader.OpenFile(c.file, c.host, r.e.RequiresRTLDDeepbind, viaDescriptor)
+	l, err := loader.OpenFile(c.File, c.Host, r.e.RequiresRTLDDeepbind, viaDescriptor)
 	if err != nil {
-		st.Outcome = "failed"
-		r.loadErr = &loadFailure{c.host, err.Error()}
+		st.Outcome = OutcomeFailed
+		r.loadErr = &loadFailure{c.Host, err.Error()}
 		return refuse(err.Error())
 	}
 	switch {
-	case viaDescriptor || l.Path == c.host && sameFile(l.Path, c.info):
-	case sameFile(l.Path, c.info):
+	case viaDescriptor || l.Path == c.Host && sameFile(l.Path, c.Info):
+	case sameFile(l.Path, c.Info):
 		// The loader matched the file to an object it already had under another name (a hard
 		// link): that object is what the process has.
 		refuse(fmt.Sprintf("not loaded: the same file is already in this process as %s", l.Path))
@@ -434,7 +466,7 @@ func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate) *Lo
 		// Changed by this user during the load itself: the handle is not handed out.
 		return refuse("changed while it was being loaded: " + l.Path + " is not the file that was checked")
 	}
-	return &LoadedLibrary{Library: Library{Path: c.host, FoundVia: ct.FoundVia}, Handle: l.Handle}
+	return &LoadedLibrary{Library: Library{Path: c.Host, FoundVia: ct.FoundVia}, Handle: l.Handle}
 }
 
 // sameFile reports whether p is still the file fi describes.
@@ -453,9 +485,6 @@ func (r *run) alreadyLoaded() *LoadedLibrary {
 	}
 	return nil
 }
-
-// beforeLoad runs between a candidate's validation and its load; tests swap the file here.
-var beforeLoad = func(path string) {}
 
 // dependencies loads the library's dependencies once, before the library itself. A required
 // dependency's failure is this library's failure; an optional one's is ignored.
@@ -482,45 +511,4 @@ func (r *run) dependencies() bool {
 		}
 	}
 	return true
-}
-
-// callPlugin builds the request and grants (through grant, nil for f.grant) for one plugin step and
-// runs it.
-func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, rec *observe.Recorder, grant func(*pluginConfig, *catalog.Entry, *observe.Recorder) (*granted, error)) (*abi.Response, *granted, []string, error) {
-	p := f.cfg.plugins[step]
-	mod, entry, err := f.module(ctx, p, rec)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if grant == nil {
-		grant = f.grant
-	}
-	g, err := grant(p, e, rec)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	req := abi.Request{
-		ABI:      abi.Version,
-		Step:     step,
-		Entry:    entry,
-		Kind:     e.Kind,
-		Platform: f.platform,
-		Library:  e.Library,
-		Roots:    g.roots,
-		Options:  p.options,
-	}
-	b, err := json.Marshal(&req)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	out, res, err := mod.Call(ctx, g.wasm, b, p.timeout)
-	log := append(g.notes, res.Log...)
-	if err != nil {
-		return nil, nil, log, err
-	}
-	resp, err := decodeResponse(step, out)
-	if err != nil {
-		return nil, nil, log, err
-	}
-	return resp, g, log, nil
 }

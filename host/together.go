@@ -10,7 +10,7 @@ import (
 )
 
 // ErrMixedToolkits is returned when no one root holds every library of a set.
-var ErrMixedToolkits = errors.New("pathfinder: no one root holds every library")
+var ErrMixedToolkits = errors.New("no one root holds every library")
 
 // MixedToolkitsError says, for each root that holds some of a set, which libraries it lacks.
 type MixedToolkitsError struct {
@@ -28,7 +28,7 @@ func (e *MixedToolkitsError) Error() string {
 	for _, r := range roots {
 		parts = append(parts, fmt.Sprintf("%s lacks %s", r, quoteAll(e.Missing[r])))
 	}
-	return fmt.Sprintf("pathfinder: no one root holds all of %s: %s", quoteAll(e.Names), strings.Join(parts, "; "))
+	return fmt.Sprintf("no one root holds all of %s: %s", quoteAll(e.Names), strings.Join(parts, "; "))
 }
 
 func (e *MixedToolkitsError) Unwrap() error { return ErrMixedToolkits }
@@ -50,14 +50,15 @@ func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, 
 	var order []string // candidate roots, most preferred first
 	seen := map[string]bool{}
 	for i, name := range names {
-		f.searches.Add(1)
+		f.hooks.searches.Add(1)
 		ex, valid, _ := f.searchAll(ctx, DynamicLib, name, false, true)
 		if ex.Err != nil && len(valid) == 0 {
 			return nil, ex.Err
 		}
 		if len(valid) == 0 {
+			e, _ := f.catalog.Lookup(DynamicLib, name)
 			return nil, &SearchError{Name: name, Kind: DynamicLib, Err: ErrNotFound, Platform: f.platform,
-				Looked: f.FileNames(DynamicLib, name), Attempts: ex.Attempts()}
+				Looked: e.FileNames(f.platform), Attempts: ex.Attempts()}
 		}
 		cands[i] = valid
 		for _, v := range valid {

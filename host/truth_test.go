@@ -144,14 +144,13 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 	packs := put(t, t.TempDir(), "fd.toml", pack("viafd", `site_packages_linux = ["pf/lib"]`))
 	good := put(t, site, "pf/lib/libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "good"), "viafd_good"))
 	evil := put(t, outside, "libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "evil"), "viafd_evil"))
-	beforeLoad = func(p string) {
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
+	f.hooks.beforeLoad = func(p string) {
 		if p == good {
 			os.Rename(good, good+".moved")
 			os.Symlink(evil, good)
 		}
 	}
-	t.Cleanup(func() { beforeLoad = func(string) {} })
-	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
 	ex := f.Explain(bg, DynamicLib, "viafd")
 	if c := ex.Steps[0].Candidates; len(c) != 1 || !strings.Contains(c[0].Note, "a load goes through the checked file's descriptor, as "+lib+" is writable by others") {
 		t.Fatalf("explain: %+v", ex.Steps[0].Candidates)
@@ -251,7 +250,7 @@ func TestFind_refusedIsNotNotFound(t *testing.T) {
 	if !errors.Is(err, ErrRefused) || errors.Is(err, ErrNotFound) || !errors.As(err, &se) || se.Code() != "refused" || se.Path != bad {
 		t.Fatalf("Find = %v; want ErrRefused for %s", err, bad)
 	}
-	want := fmt.Sprintf(`pathfinder: found %s for "cudart" but refused it: not an ELF file`, bad)
+	want := fmt.Sprintf(`found %s for "cudart" but refused it: not an ELF file`, bad)
 	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(pathfinder explain cudart lists all") {
 		t.Fatalf("message %q; want it to start %q", err, want)
 	}
@@ -309,7 +308,7 @@ func TestFind_ignoredInputsNamed(t *testing.T) {
 	if strings.Contains(err.Error(), "CONDA_PREFIX") {
 		t.Fatalf("a usable variable named as ignored: %v", err)
 	}
-	got := f.IgnoredInputs()
+	got := f.info().IgnoredInputs()
 	if len(got) != 3 || got[0].Name != "PATHFINDER_SITE_PACKAGES" {
 		t.Fatalf("IgnoredInputs = %+v", got)
 	}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -18,7 +18,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			if len(args) != 2 {
 				return c.usageError("check takes one file")
 			}
-			if err := host.CheckConfigFile(ctx, args[1], host.Options{}); err != nil {
+			if err := inspect.CheckConfigFile(ctx, args[1]); err != nil {
 				c.fail(err)
 				return exitUsage
 			}
@@ -32,7 +32,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		settings := f.Settings()
+		settings := inspect.Of(f).Settings()
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			for _, s := range settings {
@@ -42,7 +42,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		fmt.Fprintf(c.stdout, "# pathfinder's effective configuration: every key, and after it the file:line:column that set it.\n")
 		fmt.Fprintf(c.stdout, "# Layers read, later ones overriding earlier ones key by key:\n")
-		for _, l := range f.ConfigFiles() {
+		for _, l := range inspect.Of(f).ConfigFiles() {
 			fmt.Fprintf(c.stdout, "#   %s\n", l)
 		}
 		if v := os.Getenv("PATHFINDER_CACHE_DIR"); v != "" {
@@ -52,7 +52,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			fmt.Fprintf(c.stdout, "# $PATHFINDER_NO_CACHE=1 overrides cache.enabled\n")
 		}
 		fmt.Fprintln(c.stdout)
-		fmt.Fprint(c.stdout, strings.TrimRight(host.FormatSettings(settings), "\n")+"\n")
+		fmt.Fprint(c.stdout, strings.TrimRight(inspect.FormatSettings(settings), "\n")+"\n")
 		return exitOK
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 // doctor exits exitOK when it lists no problem, exitNotFound when it lists one or more (a driver
@@ -88,15 +89,15 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 	report := make(chan *driver.Report, 1)
 	go func() { report <- driver.Probe(ctx, probe) }()
 	d := &doctorFacts{
-		version: versionString(), platform: f.Platform(), configFiles: f.ConfigFiles(), sites: f.SitePackages(),
-		cacheDir: f.CacheDir(), getenv: getenv, pid: pid, ignored: hostIgnoredInputs(f),
+		version: versionString(), platform: f.Platform(), configFiles: inspect.Of(f).ConfigFiles(), sites: inspect.Of(f).SitePackages(),
+		cacheDir: inspect.Of(f).CacheDir(), getenv: getenv, pid: pid, ignored: hostIgnoredInputs(f),
 	}
 	infos := f.Libraries(host.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
 	for i, l := range infos {
-		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: f.FileNames(host.DynamicLib, l.Name)}
+		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: inspect.Of(f).FileNames(host.DynamicLib, l.Name)}
 		if !l.Available {
 			continue
 		}
@@ -281,7 +282,7 @@ func writeLibraries(w io.Writer, d *doctorFacts) {
 			if errors.As(a.err, &se) && errors.Is(se, host.ErrNotFound) {
 				msg = fmt.Sprintf("not found (looked for %s in %d places)", strings.Join(se.Looked, " or "), len(se.Attempts))
 			}
-			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, strings.TrimPrefix(msg, "pathfinder: "))
+			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, msg)
 		}
 	}
 }

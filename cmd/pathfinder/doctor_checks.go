@@ -13,6 +13,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 // problem is one thing doctor found wrong, and what fixes it.
@@ -337,7 +338,7 @@ func hostLoadProblem(f *host.Finder, lib *host.Library) string { return lib.Load
 // hostIgnoredInputs is every variable the Finder's searches pass over, with why.
 func hostIgnoredInputs(f *host.Finder) []ignoredInput {
 	var out []ignoredInput
-	for _, in := range f.IgnoredInputs() {
+	for _, in := range inspect.Of(f).IgnoredInputs() {
 		out = append(out, ignoredInput{in.Name, in.Value, in.Reason})
 	}
 	return out

@@ -216,7 +216,7 @@ func TestDoctor_hostInputs(t *testing.T) {
 					lib: &host.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
 				{LibraryInfo: host.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, fileNames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
 					lib: &host.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: host.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, fileNames: []string{"libcublas.so.13"}, err: errors.New("pathfinder: \"cublas\" not found")},
+				{LibraryInfo: host.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, fileNames: []string{"libcublas.so.13"}, err: errors.New("\"cublas\" not found")},
 			},
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -31,17 +32,9 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		ex := f.Explain(ctx, k, names[0])
 		if *asJSON {
-			out := struct {
-				*host.Explanation
-				Error   string `json:"error,omitempty"`
-				Message string `json:"message,omitempty"`
-			}{Explanation: ex}
-			if se, ok := isSearchError(ex.Err); ok {
-				out.Error, out.Message = se.Code(), se.Error()
-			}
 			e := json.NewEncoder(c.stdout)
 			e.SetIndent("", "  ")
-			e.Encode(out)
+			e.Encode(ex) // with its error's code and message
 		} else {
 			writeExplanation(c.stdout, f, ex)
 		}
@@ -53,9 +46,9 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 }
 
 func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
-	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Order(ex.Name), " → "))
+	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(inspect.Of(f).Order(ex.Name), " → "))
 	if ex.Err == nil || len(ex.Steps) > 0 {
-		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.FileNames(ex.Kind, ex.Name), " or "))
+		fmt.Fprintf(w, "    looking for %s\n", strings.Join(inspect.Of(f).FileNames(ex.Kind, ex.Name), " or "))
 	}
 	for i, st := range ex.Steps {
 		fmt.Fprintf(w, "%2d. %-15s %-8s %8s", i+1, st.Step, st.Outcome, round(st.Duration))

@@ -111,9 +111,12 @@ func (c *cli) errorf(format string, args ...any) {
 	fmt.Fprintf(c.stderr, "pathfinder: "+format+"\n", args...)
 }
 
-// fail prints err with the "pathfinder: " prefix once, whether or not the error carries it already.
+// fail prints err with the "pathfinder: " prefix, once on each of its lines (config check joins
+// several problems): the host's errors carry no prefix of their own.
 func (c *cli) fail(err error) {
-	c.errorf("%s", strings.TrimPrefix(err.Error(), "pathfinder: "))
+	for _, line := range strings.Split(err.Error(), "\n") {
+		c.errorf("%s", line)
+	}
 }
 
 // usageError reports a mistake in the command line itself (its arguments, flags and flag values):

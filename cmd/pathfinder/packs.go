@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -21,13 +22,13 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		packs, dirs := f.Packs(), f.PackDirs()
+		packs, dirs := inspect.Of(f).Packs(), inspect.Of(f).PackDirs()
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			e.SetIndent("", "  ")
 			e.Encode(struct {
-				Packs    []host.PackInfo `json:"packs"`
-				LookedIn []host.PackDir  `json:"looked_in"`
+				Packs    []inspect.PackInfo `json:"packs"`
+				LookedIn []inspect.PackDir  `json:"looked_in"`
 			}{packs, dirs})
 			return exitOK
 		}
@@ -42,12 +43,12 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		tw.Flush()
 		for _, p := range packs {
-			if p.Origin == host.PackFromBuiltin && len(p.ReplacedBy) == 0 {
+			if p.Origin == inspect.PackFromBuiltin && len(p.ReplacedBy) == 0 {
 				continue // `pathfinder list` shows what it defines
 			}
 			fmt.Fprintf(c.stdout, "\n%s\n", p.File)
 			for _, k := range host.Kinds() {
-				if names := p.Libraries[k]; len(names) > 0 && p.Origin != host.PackFromBuiltin {
+				if names := p.Libraries[k]; len(names) > 0 && p.Origin != inspect.PackFromBuiltin {
 					fmt.Fprintf(c.stdout, "  %-12s %s\n", k, strings.Join(names, ", "))
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -23,7 +24,7 @@ func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		steps, plugins := hostSteps(f.Settings()), f.Plugins(ctx)
+		steps, plugins := hostSteps(inspect.Of(f).Settings()), inspect.Of(f).Plugins(ctx)
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			for _, s := range steps {
@@ -58,7 +59,7 @@ type hostStep struct {
 }
 
 // hostSteps describes already-loaded and system, with the orders of settings that name each.
-func hostSteps(settings []host.Setting) []hostStep {
+func hostSteps(settings []inspect.Setting) []hostStep {
 	steps := []hostStep{
 		{Name: host.StepAlreadyLoaded, LooksAt: "the libraries this process has loaded already, by file name (dynamic libraries only)"},
 		{Name: host.StepSystem, LooksAt: "the OS loader's own search (on Linux: LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories); " +
@@ -90,7 +91,7 @@ func writeHostSteps(w io.Writer, steps []hostStep) {
 }
 
 // writePlugins prints one block per plugin: where it comes from, what it says it is, what it is granted.
-func writePlugins(w io.Writer, plugins []host.PluginInfo) {
+func writePlugins(w io.Writer, plugins []inspect.PluginInfo) {
 	none := func(s []string) string {
 		if len(s) == 0 {
 			return "-"

@@ -102,7 +102,7 @@ func TestOneLiners(t *testing.T) {
 	out, _, code := runBin(t, bin, []string{"CUDA_PATH=" + root}, "find", "cudart", "--json")
 	var fail failure
 	json.Unmarshal([]byte(out), &fail)
-	if code != exitNotFound || fail.Error != "refused" || !strings.HasPrefix(fail.Message, "pathfinder: found "+bad+` for "cudart" but refused it: not an ELF file`) {
+	if code != exitNotFound || fail.Error != "refused" || !strings.HasPrefix(fail.Message, "found "+bad+` for "cudart" but refused it: not an ELF file`) {
 		t.Fatalf("find cudart: exit %d %s", code, out)
 	}
 

@@ -83,11 +83,11 @@ func probeLibcuda(p *prober) methodResult {
 	if r := child.Role(); r != "" {
 		// A child serves its role during initialisation and exits; one that got here was started
 		// in a role no package of this program serves, and must not start children of its own.
-		return failed("pathfinder: this process is a child in the role %q, which nothing in it serves", r)
+		return failed("this process is a child in the role %q, which nothing in it serves", r)
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return failed("pathfinder: cannot find this program to re-execute it: %v", err)
+		return failed("cannot find this program to re-execute it: %v", err)
 	}
 	libs, override := libraryCandidates(p, envCUDALibrary, "libcuda.so.1")
 	libsJSON, _ := json.Marshal(libs)
@@ -97,11 +97,11 @@ func probeLibcuda(p *prober) methodResult {
 	}
 	out := child.Run(p.ctx, p.timeout, 500*time.Millisecond, env, exe)
 	if out.TimedOut {
-		return failed("pathfinder: the libcuda probe child did not answer within %v (cuInit can hang on a broken GPU)", p.timeout)
+		return failed("the libcuda probe child did not answer within %v (cuInit can hang on a broken GPU)", p.timeout)
 	}
 	res, ok := decodeChildAnswer(out.Stdout)
 	if !ok {
-		return failed("pathfinder: %s did not answer as a libcuda probe child (%s); output: %q",
+		return failed("%s did not answer as a libcuda probe child (%s); output: %q",
 			exe, child.ExitText(out.Err), child.Clip(string(out.Stdout)+string(out.Stderr), 200))
 	}
 	return cudaChildOutcome(p, res, override)
@@ -118,9 +118,9 @@ func decodeChildAnswer(out []byte) (cudaChildResult, bool) {
 func cudaChildOutcome(p *prober, res cudaChildResult, override bool) methodResult {
 	cudaVer := cudaVersionString(res.DriverVersion)
 	if res.Error != "" {
-		msg := fmt.Sprintf("pathfinder: %s", res.Error)
+		msg := res.Error
 		if res.Library != "" {
-			msg = fmt.Sprintf("pathfinder: %s: %s", res.Library, res.Error)
+			msg = fmt.Sprintf("%s: %s", res.Library, res.Error)
 		}
 		if cudaVer != "" {
 			msg += fmt.Sprintf(" (cuDriverGetVersion: CUDA %s)", cudaVer)

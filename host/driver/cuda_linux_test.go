@@ -116,7 +116,7 @@ func Test_cudaChildOutcome(t *testing.T) {
 		signal   driverSignal
 	}{
 		{name: "no libcuda", res: cudaChildResult{Step: "dlopen", Error: "libcuda.so.1: cannot open shared object file"}, outcome: OutcomeUnavailable, detail: "cannot load libcuda.so.1"},
-		{name: "no libcuda where one was named", res: cudaChildResult{Step: "dlopen", Error: "x"}, override: true, outcome: OutcomeFailed, detail: "pathfinder: x"},
+		{name: "no libcuda where one was named", res: cudaChildResult{Step: "dlopen", Error: "x"}, override: true, outcome: OutcomeFailed, detail: "x"},
 		{name: "visible devices name no GPU", res: cudaChildResult{Library: "l", Step: "cuInit", Code: 100, Error: "cuInit returned CUDA_ERROR_NO_DEVICE (100)"},
 			outcome: OutcomeFailed, detail: `CUDA_VISIBLE_DEVICES="7" names no GPU`},
 		{name: "libcuda of another version than the module", res: cudaChildResult{Library: "l", Step: "cuInit", Code: 803, Error: "cuInit returned CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"},

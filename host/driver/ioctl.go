@@ -61,7 +61,7 @@ func iowr(goarch string, typ, nr byte, size int) (uintptr, error) {
 		dirShift, readWrite = 29, 6
 	}
 	if size < 0 || size >= 1<<sizeBits {
-		return 0, fmt.Errorf("pathfinder: ioctl argument of %d bytes does not fit the %d-bit size field", size, sizeBits)
+		return 0, fmt.Errorf("ioctl argument of %d bytes does not fit the %d-bit size field", size, sizeBits)
 	}
 	return readWrite<<dirShift | uintptr(size)<<16 | uintptr(typ)<<8 | uintptr(nr), nil
 }
@@ -82,7 +82,7 @@ func maxCardInfoEntries(goarch string) int {
 // versionFromReply turns the version ioctl's answer into a version, or says why it cannot.
 func versionFromReply(v rmAPIVersion) (string, error) {
 	if v.Reply != rmAPIVersionReplyRecognized {
-		return "", fmt.Errorf("pathfinder: NV_ESC_CHECK_VERSION_STR replied %d, not %d (recognized)", v.Reply, rmAPIVersionReplyRecognized)
+		return "", fmt.Errorf("NV_ESC_CHECK_VERSION_STR replied %d, not %d (recognized)", v.Reply, rmAPIVersionReplyRecognized)
 	}
 	s := string(v.VersionString[:])
 	if i := bytes.IndexByte(v.VersionString[:], 0); i >= 0 {
@@ -94,23 +94,23 @@ func versionFromReply(v rmAPIVersion) (string, error) {
 		return "", errEmptyVersionReply
 	}
 	if !validDriverVersion(s) {
-		return "", fmt.Errorf("pathfinder: NV_ESC_CHECK_VERSION_STR answered %q, not a driver version", s)
+		return "", fmt.Errorf("NV_ESC_CHECK_VERSION_STR answered %q, not a driver version", s)
 	}
 	return s, nil
 }
 
-var errEmptyVersionReply = fmt.Errorf("pathfinder: the driver answered the version query with an empty string (drivers before 530 do)")
+var errEmptyVersionReply = fmt.Errorf("the driver answered the version query with an empty string (drivers before 530 do)")
 
 // decodeCardInfo reads the card-info entries the driver filled in; unused entries are all zero.
 func decodeCardInfo(buf []byte) ([]gpuObs, error) {
 	if len(buf)%cardInfoSize != 0 {
-		return nil, fmt.Errorf("pathfinder: card info buffer of %d bytes is not a multiple of %d", len(buf), cardInfoSize)
+		return nil, fmt.Errorf("card info buffer of %d bytes is not a multiple of %d", len(buf), cardInfoSize)
 	}
 	var gpus []gpuObs
 	for off := 0; off < len(buf); off += cardInfoSize {
 		var ci cardInfo
 		if err := binary.Read(bytes.NewReader(buf[off:off+cardInfoSize]), binary.NativeEndian, &ci); err != nil {
-			return nil, fmt.Errorf("pathfinder: card info: %w", err)
+			return nil, fmt.Errorf("card info: %w", err)
 		}
 		if ci.Valid == 0 {
 			continue

@@ -21,16 +21,16 @@ func probeIoctl(p *prober) methodResult {
 		return unavailable("no /dev/nvidiactl")
 	}
 	if err != nil {
-		return failed("pathfinder: %v", err)
+		return failed("%v", err)
 	}
 	mode := fi.Mode()
 	if !mode.IsRegular() && mode&fs.ModeCharDevice == 0 {
 		// Opening a FIFO would block; nothing but the driver's character device can answer anyway.
-		return failed("pathfinder: %s is not a character device (mode %v)", path, mode)
+		return failed("%s is not a character device (mode %v)", path, mode)
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
-		return failed("pathfinder: open %s: %v", path, err)
+		return failed("open %s: %v", path, err)
 	}
 	defer unix.Close(fd)
 
@@ -41,7 +41,7 @@ func probeIoctl(p *prober) methodResult {
 		if mode.IsRegular() {
 			hint = " (it is a regular file, not the driver's device node)"
 		}
-		return failed("pathfinder: %s does not answer the NVIDIA ioctls: %v%s", path, unix.ENOTTY, hint)
+		return failed("%s does not answer the NVIDIA ioctls: %v%s", path, unix.ENOTTY, hint)
 	}
 	gpus, cerr := queryCardInfo(call)
 
@@ -83,7 +83,7 @@ func queryVersion(call ioctlFunc) (string, error) {
 		return "", err
 	}
 	if errno := call(req, unsafe.Pointer(&v)); errno != 0 {
-		return "", fmt.Errorf("pathfinder: NV_ESC_CHECK_VERSION_STR: %w", errno)
+		return "", fmt.Errorf("NV_ESC_CHECK_VERSION_STR: %w", errno)
 	}
 	return versionFromReply(v)
 }
@@ -101,7 +101,7 @@ func queryCardInfo(call ioctlFunc) ([]gpuObs, error) {
 			continue // more GPUs than entries: the driver refuses rather than truncates
 		}
 		if errno != 0 {
-			return nil, fmt.Errorf("pathfinder: NV_ESC_CARD_INFO with room for %d GPUs: %w", n, errno)
+			return nil, fmt.Errorf("NV_ESC_CARD_INFO with room for %d GPUs: %w", n, errno)
 		}
 		return decodeCardInfo(buf)
 	}

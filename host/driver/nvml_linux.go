@@ -41,9 +41,9 @@ func probeNVML(p *prober) methodResult {
 	case r := <-done:
 		return r
 	case <-timer.C:
-		return failed("pathfinder: nvml did not answer within %v (nvmlInit_v2 can hang on a GPU that fell off the bus)", p.timeout)
+		return failed("nvml did not answer within %v (nvmlInit_v2 can hang on a GPU that fell off the bus)", p.timeout)
 	case <-p.ctx.Done():
-		return failed("pathfinder: nvml: %v", p.ctx.Err())
+		return failed("nvml: %v", p.ctx.Err())
 	}
 }
 
@@ -51,7 +51,7 @@ func runNVML(libs []string, override bool) methodResult {
 	h, path, err := dlopenFirst(libs)
 	if err != nil {
 		if override {
-			return failed("pathfinder: cannot load %s: %v", envNVMLLibrary, err)
+			return failed("cannot load %s: %v", envNVMLLibrary, err)
 		}
 		return unavailable("cannot load %v", err)
 	}
@@ -69,7 +69,7 @@ func runNVML(libs []string, override bool) methodResult {
 	need("nvmlDeviceGetCount_v2", &f.deviceGetCount)
 	need("nvmlDeviceGetHandleByIndex_v2", &f.deviceGetHandleByIndex)
 	if len(missing) > 0 {
-		return failed("pathfinder: %s lacks %s", path, strings.Join(missing, ", "))
+		return failed("%s lacks %s", path, strings.Join(missing, ", "))
 	}
 	// The rest are optional: an old NVML lacks some, and the others still answer.
 	need("nvmlSystemGetDriverVersion", &f.systemGetDriverVersion)
@@ -82,7 +82,7 @@ func runNVML(libs []string, override bool) methodResult {
 	need("nvmlDeviceGetCudaComputeCapability", &f.deviceGetCudaComputeCapability)
 
 	if r := f.init(); r != 0 {
-		res := failed("pathfinder: %s: nvmlInit_v2 returned %s", path, nvmlReturnName(r))
+		res := failed("%s: nvmlInit_v2 returned %s", path, nvmlReturnName(r))
 		res.signal = nvmlSignals[r]
 		return res
 	}
@@ -110,7 +110,7 @@ func runNVML(libs []string, override bool) methodResult {
 	}
 	var count uint32
 	if r := f.deviceGetCount(&count); r != 0 {
-		return failed("pathfinder: %s: nvmlDeviceGetCount_v2 returned %s", path, nvmlReturnName(r))
+		return failed("%s: nvmlDeviceGetCount_v2 returned %s", path, nvmlReturnName(r))
 	}
 	for i := uint32(0); i < count; i++ {
 		g, errs := nvmlDevice(&f, i)

@@ -210,15 +210,15 @@ func WriteNFDFile(dir string, r *Report) error {
 	}
 	tmpDir, err := os.MkdirTemp(dir, ".pathfinder-tmp-")
 	if err != nil {
-		return fmt.Errorf("pathfinder: writing the feature file: %w", err)
+		return fmt.Errorf("writing the feature file: %w", err)
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, NFDFileName)
 	if err := writeSynced(tmp, b.Bytes()); err != nil {
-		return fmt.Errorf("pathfinder: writing the feature file: %w", err)
+		return fmt.Errorf("writing the feature file: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, NFDFileName)); err != nil {
-		return fmt.Errorf("pathfinder: writing the feature file: %w", err)
+		return fmt.Errorf("writing the feature file: %w", err)
 	}
 	return nil
 }

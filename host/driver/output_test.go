@@ -220,7 +220,7 @@ func TestWriteNFDFile(t *testing.T) {
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v", fi.Mode())
 	}
-	if err := WriteNFDFile(filepath.Join(dir, "missing"), r); err == nil || !strings.HasPrefix(err.Error(), "pathfinder: ") {
+	if err := WriteNFDFile(filepath.Join(dir, "missing"), r); err == nil || !strings.HasPrefix(err.Error(), "writing the feature file: ") {
 		t.Fatalf("error %v", err)
 	}
 }
@@ -257,7 +257,7 @@ func Test_archFamily(t *testing.T) {
 }
 
 func TestReport_Err(t *testing.T) {
-	if err := (&Report{}).Err(); err != ErrNoDriver || err.Error() != "pathfinder: no working nvidia driver" {
+	if err := (&Report{}).Err(); err != ErrNoDriver || err.Error() != "no working nvidia driver" {
 		t.Fatalf("Err() = %v", err)
 	}
 	for _, r := range []Report{{State: StateWorking}, {State: StatePinned}, {State: StateWSL2, DriverVersion: "572.60"}, {State: StateTegra, L4TRelease: "36.4.3"}} {
@@ -271,7 +271,7 @@ func TestReport_Err(t *testing.T) {
 		}
 	}
 	r := Report{State: StateNoDriver, Summary: "no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1"}
-	if err := r.Err(); err.Error() != "pathfinder: no working nvidia driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1" {
+	if err := r.Err(); err.Error() != "no working nvidia driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1" {
 		t.Errorf("Err() = %v", err)
 	}
 }
@@ -282,5 +282,5 @@ func ExampleProbe() {
 	if err := r.Err(); err != nil {
 		_, _ = os.Stdout.WriteString(err.Error() + "\n")
 	}
-	// Output: pathfinder: no working nvidia driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1
+	// Output: no working nvidia driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1
 }

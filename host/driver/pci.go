@@ -29,7 +29,7 @@ func probePCI(p *prober) methodResult {
 		return unavailable("no /sys/bus/pci/devices")
 	}
 	if err != nil {
-		return failed("pathfinder: %v", err)
+		return failed("%v", err)
 	}
 	obs := &observation{}
 	for _, e := range entries {
@@ -93,7 +93,7 @@ func readHexFile(path string) (uint64, error) {
 	s := strings.TrimSpace(string(data))
 	v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), 16, 32)
 	if err != nil {
-		return 0, fmt.Errorf("pathfinder: %s: %q is not a hex number", path, s)
+		return 0, fmt.Errorf("%s: %q is not a hex number", path, s)
 	}
 	return v, nil
 }

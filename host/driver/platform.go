@@ -142,7 +142,7 @@ func probeSysfs(p *prober) methodResult {
 		return unavailable("no %s: the nvidia kernel module is not loaded here", "/sys/module/nvidia/version")
 	}
 	if err != nil {
-		return failed("pathfinder: %v", err)
+		return failed("%v", err)
 	}
 	v, err := parseSysVersion(data)
 	if err != nil {
@@ -163,7 +163,7 @@ func probeProcfs(p *prober) methodResult {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return failed("pathfinder: %v", err)
+		return failed("%v", err)
 	default:
 		pv, err := parseProcVersion(data)
 		if err != nil {
@@ -237,7 +237,7 @@ func parseProcGPUInformation(data []byte) (gpuObs, error) {
 		}
 	}
 	if g.busID == "" {
-		return gpuObs{}, fmt.Errorf("pathfinder: no valid \"Bus Location:\" line")
+		return gpuObs{}, fmt.Errorf("no valid \"Bus Location:\" line")
 	}
 	return g, nil
 }

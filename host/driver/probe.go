@@ -213,7 +213,7 @@ func Probe(ctx context.Context, opts Options) *Report {
 func (p *prober) run(name string) methodResult {
 	i := slices.IndexFunc(methods, func(m probeMethod) bool { return m.name == name })
 	if i < 0 {
-		return failed("pathfinder: unknown driver probe method %q (known: %s)", name, strings.Join(MethodNames(), ", "))
+		return failed("unknown driver probe method %q (known: %s)", name, strings.Join(MethodNames(), ", "))
 	}
 	if err := p.ctx.Err(); err != nil {
 		return skipped("probe cancelled: %v", err)
@@ -250,7 +250,7 @@ func (p *prober) searchPath(file string) (string, error) {
 			return path, nil
 		}
 	}
-	return "", fmt.Errorf("pathfinder: %q not found in PATH", file)
+	return "", fmt.Errorf("%q not found in PATH", file)
 }
 
 func isExecutable(path string) bool {
@@ -270,7 +270,7 @@ func probeOverride(p *prober) methodResult {
 		return skipped("%s is not set", envOverride)
 	}
 	if !validDriverVersion(v) {
-		return failed("pathfinder: %s=%q is not a driver version like 550.54.14", envOverride, v)
+		return failed("%s=%q is not a driver version like 550.54.14", envOverride, v)
 	}
 	return ok(fmt.Sprintf("driver version pinned to %s by %s", v, envOverride), &observation{driverVersion: v})
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
-var ErrNoDriver = errors.New("pathfinder: no working nvidia driver")
+var ErrNoDriver = errors.New("no working nvidia driver")
 
 // Platform values of Report.Platform.
 const (

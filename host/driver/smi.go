@@ -54,7 +54,7 @@ func probeNvidiaSMI(p *prober) methodResult {
 		if meaning == "" {
 			meaning = "unknown exit code"
 		}
-		res := failed("pathfinder: %s exited %d (%s): %s", path, code, meaning, child.Clip(firstLine(out), 300))
+		res := failed("%s exited %d (%s): %s", path, code, meaning, child.Clip(firstLine(out), 300))
 		res.signal = smiSignals[code]
 		return res
 	}
@@ -94,10 +94,10 @@ func smiQueryArgs(fields []string) []string {
 func (p *prober) runTool(path string, args ...string) (out []byte, code int, err error) {
 	res := child.Run(p.ctx, p.timeout, 200*time.Millisecond, nil, path, args...) // a killed script's children may hold the pipes open
 	if res.TimedOut && p.ctx.Err() == nil {
-		return nil, -1, fmt.Errorf("pathfinder: %s did not finish within %v", path, p.timeout)
+		return nil, -1, fmt.Errorf("%s did not finish within %v", path, p.timeout)
 	}
 	if err := p.ctx.Err(); err != nil {
-		return nil, -1, fmt.Errorf("pathfinder: %s: %v", path, err)
+		return nil, -1, fmt.Errorf("%s: %v", path, err)
 	}
 	out = append(res.Stdout, res.Stderr...)
 	var ee *exec.ExitError
@@ -105,7 +105,7 @@ func (p *prober) runTool(path string, args ...string) (out []byte, code int, err
 		return out, ee.ExitCode(), nil
 	}
 	if res.Err != nil {
-		return nil, -1, fmt.Errorf("pathfinder: %v", res.Err)
+		return nil, -1, fmt.Errorf("%v", res.Err)
 	}
 	return res.Stdout, 0, nil
 }
@@ -133,7 +133,7 @@ func parseSMICSV(data []byte, fields []string) ([][]string, error) {
 			parts = slices.Replace(parts, nameAt, nameAt+extra+1, name)
 		}
 		if len(parts) != len(fields) {
-			return nil, fmt.Errorf("pathfinder: nvidia-smi line %d has %d fields, want %d (%s): %q", i+1, len(parts), len(fields), strings.Join(fields, ","), child.Clip(line, 120))
+			return nil, fmt.Errorf("nvidia-smi line %d has %d fields, want %d (%s): %q", i+1, len(parts), len(fields), strings.Join(fields, ","), child.Clip(line, 120))
 		}
 		rows = append(rows, parts)
 	}
@@ -164,14 +164,14 @@ func smiObservation(rows [][]string, fields []string) (observation, []string, er
 			switch f {
 			case "driver_version":
 				if !validDriverVersion(v) {
-					return observation{}, nil, fmt.Errorf("pathfinder: GPU %d: driver_version %q is not a driver version", i, v)
+					return observation{}, nil, fmt.Errorf("GPU %d: driver_version %q is not a driver version", i, v)
 				}
 				if !slices.Contains(versions, v) {
 					versions = append(versions, v)
 				}
 			case "compute_cap":
 				if !isComputeCapability(v) {
-					return observation{}, nil, fmt.Errorf("pathfinder: GPU %d: compute_cap %q is not major.minor", i, v)
+					return observation{}, nil, fmt.Errorf("GPU %d: compute_cap %q is not major.minor", i, v)
 				}
 				g.cc = v
 			case "name":
@@ -185,7 +185,7 @@ func smiObservation(rows [][]string, fields []string) (observation, []string, er
 		obs.gpus = append(obs.gpus, g)
 	}
 	if len(versions) > 1 {
-		return observation{}, nil, fmt.Errorf("pathfinder: nvidia-smi reports %d different driver versions (%s) for one machine", len(versions), strings.Join(versions, ", "))
+		return observation{}, nil, fmt.Errorf("nvidia-smi reports %d different driver versions (%s) for one machine", len(versions), strings.Join(versions, ", "))
 	}
 	if len(versions) == 1 {
 		obs.driverVersion = versions[0]
@@ -213,7 +213,7 @@ func parseSMIHeader(data []byte) (driver, cuda string, err error) {
 		cuda = string(m[1])
 	}
 	if driver == "" && cuda == "" {
-		return "", "", fmt.Errorf("pathfinder: no driver or CUDA version in the nvidia-smi header")
+		return "", "", fmt.Errorf("no driver or CUDA version in the nvidia-smi header")
 	}
 	return driver, cuda, nil
 }

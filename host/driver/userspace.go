@@ -92,7 +92,7 @@ func (p *prober) findDriverLibrary(soname, overrideEnv string) DriverLibrary {
 		}
 	}
 	if err != nil {
-		dl.Error = strings.TrimPrefix(err.Error(), "pathfinder: ")
+		dl.Error = err.Error()
 		return dl
 	}
 	if via == "" {

@@ -39,11 +39,11 @@ func parseProcVersion(data []byte) (procVersion, error) {
 		}
 	}
 	if line == "" {
-		return procVersion{}, fmt.Errorf(`pathfinder: no "NVRM version:" line`)
+		return procVersion{}, fmt.Errorf(`no "NVRM version:" line`)
 	}
 	before, after, ok := strings.Cut(line, "Kernel Module")
 	if !ok || !strings.HasPrefix(before, "NVIDIA UNIX") {
-		return procVersion{}, fmt.Errorf("pathfinder: unrecognized NVRM line %q", line)
+		return procVersion{}, fmt.Errorf("unrecognized NVRM line %q", line)
 	}
 	pv := procVersion{Module: "proprietary"}
 	for _, f := range strings.Fields(strings.TrimPrefix(before, "NVIDIA UNIX")) {
@@ -58,7 +58,7 @@ func parseProcVersion(data []byte) (procVersion, error) {
 		pv.Arch, rest = rest[1], rest[2:]
 	}
 	if len(rest) == 0 || !validDriverVersion(rest[0]) {
-		return procVersion{}, fmt.Errorf("pathfinder: NVRM line has no driver version: %q", line)
+		return procVersion{}, fmt.Errorf("NVRM line has no driver version: %q", line)
 	}
 	pv.Version = rest[0]
 	// Jetson's kernel module prints its L4T release (28.x … 36.x) where desktop drivers print their
@@ -77,7 +77,7 @@ func parseSysVersion(data []byte) (string, error) {
 		if len(v) > 40 {
 			v = v[:40] + "…"
 		}
-		return "", fmt.Errorf("pathfinder: %q is not a driver version", v)
+		return "", fmt.Errorf("%q is not a driver version", v)
 	}
 	return v, nil
 }
@@ -89,7 +89,7 @@ func parseTegraRelease(data []byte) (string, error) {
 	first, _, _ := strings.Cut(string(data), "\n")
 	m := tegraReleaseRE.FindStringSubmatch(first)
 	if m == nil {
-		return "", fmt.Errorf("pathfinder: unrecognized nv_tegra_release line %q", first)
+		return "", fmt.Errorf("unrecognized nv_tegra_release line %q", first)
 	}
 	return m[1] + "." + m[2], nil
 }

@@ -48,7 +48,7 @@ func Test_parseProcVersion_Errors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseProcVersion([]byte(tc.data))
-			if err == nil || !strings.HasPrefix(err.Error(), "pathfinder: ") || !strings.Contains(err.Error(), tc.wants) {
+			if err == nil || strings.HasPrefix(err.Error(), "pathfinder: ") || !strings.Contains(err.Error(), tc.wants) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wants)
 			}
 		})

@@ -27,7 +27,7 @@ func windowsFinder(t *testing.T, arch string, env map[string]string) *host.Finde
 	}
 	f, err := host.New(host.Options{
 		Platform:        abi.Platform{OS: "windows", Arch: arch},
-		Getenv:          func(k string) string { return env[k] },
+		LookupEnv:       func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		SystemConfigDir: t.TempDir(),
 	})
 	if err != nil {
@@ -148,7 +148,7 @@ func TestProgramFiles_linuxTarget(t *testing.T) {
 	put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/cudnn64_9.dll", dllX64)
 	put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/libcudnn.so.9", []byte("\x7fELF"))
 	env := map[string]string{"ProgramW6432": pf, "PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
-	f, err := host.New(host.Options{Platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, Getenv: func(k string) string { return env[k] }, SystemConfigDir: t.TempDir()})
+	f, err := host.New(host.Options{Platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, SystemConfigDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,19 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
 // Decoding TOML is most of a warm process's start-up (10 ms for the builtin pack); a checked catalog
@@ -42,6 +47,51 @@ var layout = func() string {
 	}
 	return b.String()
 }()
+
+// remembered keeps the last catalog this process read, by its packs' contents and the cache
+// directory: a catalog is a function of its packs alone, and reading it, even from its cache file,
+// was half of a host.New in a process that makes Finders one after another. It is used while its
+// cache file is as it was, so that a process still reads (and rewrites) a cache file someone changed.
+var remembered struct {
+	mu   sync.Mutex
+	key  string
+	file string // the catalog's cache file as last seen, by observe.StatSeen
+	cat  *Catalog
+}
+
+// Remembered is Cached, remembered for the next call with the same packs and dir.
+func Remembered(dir string, packs []Pack) (*Catalog, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q\x00", dir)
+	for _, p := range packs {
+		fmt.Fprintf(h, "%q\x00%d\x00", p.Name, len(p.Data))
+		h.Write(p.Data)
+	}
+	key := string(h.Sum(nil))
+	remembered.mu.Lock()
+	if remembered.key == key && cacheFileSeen(dir, remembered.cat) == remembered.file {
+		defer remembered.mu.Unlock()
+		return remembered.cat, nil
+	}
+	remembered.mu.Unlock()
+	cat, err := Cached(dir, packs...)
+	if err != nil {
+		return nil, err
+	}
+	remembered.mu.Lock()
+	remembered.key, remembered.file, remembered.cat = key, cacheFileSeen(dir, cat), cat
+	remembered.mu.Unlock()
+	return cat, nil
+}
+
+// cacheFileSeen is a stat of the file Cached keeps cat in under dir.
+func cacheFileSeen(dir string, cat *Catalog) string {
+	if dir == "" {
+		return ""
+	}
+	fi, err := os.Stat(CacheFile(dir, cat.Hash()))
+	return observe.StatSeen(fi, err)
+}
 
 // Cached is New with its result kept in dir ("" for no cache).
 func Cached(dir string, packs ...Pack) (*Catalog, error) {

@@ -8,11 +8,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/tomlx"
+	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 )
 
 // Entry is one descriptor and the pack that defined it.
@@ -22,7 +22,8 @@ type Entry struct {
 	Pack string // the pack's file name and line
 }
 
-// Category is how `list` groups libraries: "ctk", "third-party" or "driver".
+// Category is how `list` groups libraries: "ctk", "third-party" or "driver". A pack may say
+// "other" for third-party, as cuda.pathfinder's catalog does.
 func (e *Entry) Category() string {
 	if e.PackagedWith == "other" {
 		return "third-party"
@@ -100,7 +101,7 @@ func New(packs ...Pack) (*Catalog, error) {
 
 func (c *Catalog) add(p Pack) error {
 	var f packFile
-	if _, err := tomlx.Decode("pack "+p.Name, p.Data, &f); err != nil {
+	if err := tomlx.Decode("pack "+p.Name, p.Data, &f); err != nil {
 		return err
 	}
 	for t, table := range f.tables() {
@@ -120,23 +121,23 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 	dynamic := kind == abi.KindDynamicLib
 	switch {
 	case l.Name == "":
-		return fmt.Errorf("pathfinder: pack %s: [[%s]] without a name", where, table)
-	case l.PackagedWith != "ctk" && l.PackagedWith != "other" && l.PackagedWith != "driver":
-		return fmt.Errorf("pathfinder: pack %s: %s %q: packaged_with is %q, expected \"ctk\", \"other\" or \"driver\"", where, table, l.Name, l.PackagedWith)
+		return fmt.Errorf("pack %s: [[%s]] without a name", where, table)
+	case l.PackagedWith != "ctk" && l.PackagedWith != "third-party" && l.PackagedWith != "other" && l.PackagedWith != "driver":
+		return fmt.Errorf("pack %s: %s %q: packaged_with is %q, expected \"ctk\", \"third-party\" (or cuda.pathfinder's \"other\") or \"driver\"", where, table, l.Name, l.PackagedWith)
 	case dynamic && len(l.LinuxSonames) == 0 && len(l.WindowsDLLs) == 0:
-		return fmt.Errorf("pathfinder: pack %s: library %q declares no linux_sonames and no windows_dlls", where, l.Name)
+		return fmt.Errorf("pack %s: library %q declares no linux_sonames and no windows_dlls", where, l.Name)
 	case dynamic && len(l.LinuxFiles)+len(l.WindowsFiles) > 0:
-		return fmt.Errorf("pathfinder: pack %s: library %q: linux_files and windows_files are for the other kinds; a [[library]] declares linux_sonames and windows_dlls", where, l.Name)
+		return fmt.Errorf("pack %s: library %q: linux_files and windows_files are for the other kinds; a [[library]] declares linux_sonames and windows_dlls", where, l.Name)
 	case !dynamic && len(l.LinuxFiles) == 0 && len(l.WindowsFiles) == 0:
-		return fmt.Errorf("pathfinder: pack %s: %s %q declares no linux_files and no windows_files", where, table, l.Name)
+		return fmt.Errorf("pack %s: %s %q declares no linux_files and no windows_files", where, table, l.Name)
 	case !dynamic && len(l.LinuxSonames)+len(l.WindowsDLLs)+len(l.Dependencies)+len(l.OptionalDependencies) > 0:
-		return fmt.Errorf("pathfinder: pack %s: %s %q: sonames, DLL names and dependencies are for [[library]] tables", where, table, l.Name)
+		return fmt.Errorf("pack %s: %s %q: sonames, DLL names and dependencies are for [[library]] tables", where, table, l.Name)
 	case nulField(&l.Library) != "":
-		return fmt.Errorf("pathfinder: pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Library))
+		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Library))
 	}
 	k := key{kind, l.Name}
 	if old, ok := c.byName[k]; ok && !l.Replaces {
-		return fmt.Errorf("pathfinder: %s %q is defined by both %s and %s (set replaces = true in one to override the other)", table, l.Name, old.Pack, where)
+		return fmt.Errorf("%s %q is defined by both %s and %s (set replaces = true in one to override the other)", table, l.Name, old.Pack, where)
 	} else if !ok {
 		c.names[kind] = append(c.names[kind], l.Name)
 	}
@@ -176,7 +177,7 @@ func (c *Catalog) check() error {
 	visit = func(name string, path []string) error {
 		switch state[name] {
 		case visiting:
-			return fmt.Errorf("pathfinder: dependency cycle: %s", strings.Join(append(path, name), " -> "))
+			return fmt.Errorf("dependency cycle: %s", strings.Join(append(path, name), " -> "))
 		case done:
 			return nil
 		}
@@ -184,7 +185,7 @@ func (c *Catalog) check() error {
 		e := c.byName[key{abi.KindDynamicLib, name}]
 		for _, dep := range append(append([]string(nil), e.Dependencies...), e.OptionalDependencies...) {
 			if _, ok := c.byName[key{abi.KindDynamicLib, dep}]; !ok {
-				return fmt.Errorf("pathfinder: pack %s: library %q depends on unknown library %q", e.Pack, name, dep)
+				return fmt.Errorf("pack %s: library %q depends on unknown library %q", e.Pack, name, dep)
 			}
 			if err := visit(dep, append(path, name)); err != nil {
 				return err
@@ -219,54 +220,9 @@ func (c *Catalog) Lookup(kind abi.Kind, name string) (*Entry, bool) {
 // Names returns every name of kind in pack order.
 func (c *Catalog) Names(kind abi.Kind) []string { return append([]string(nil), c.names[kind]...) }
 
-// Suggest returns known names close to name, best first: same letters in another case, a shared
-// prefix, or a small edit distance.
+// Suggest returns known names of kind close to name, best first (suggest.Closest).
 func (c *Catalog) Suggest(kind abi.Kind, name string) []string {
-	type scored struct {
-		name  string
-		score int
-	}
-	var out []scored
-	lower := strings.ToLower(name)
-	for _, n := range c.names[kind] {
-		ln := strings.ToLower(n)
-		d := editDistance(lower, ln)
-		switch {
-		case ln == lower:
-			d = 0
-		case strings.HasPrefix(ln, lower) || strings.HasPrefix(lower, ln):
-			d = min(d, 1)
-		}
-		if d <= 2 {
-			out = append(out, scored{n, d})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].score < out[j].score })
-	names := make([]string, 0, 3)
-	for i := 0; i < len(out) && i < 3; i++ {
-		names = append(names, out[i].name)
-	}
-	return names
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(name, c.names[kind])
 }
 
 // findNth returns the 1-based line of the n-th (0-based) line starting with prefix.

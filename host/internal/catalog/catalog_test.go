@@ -112,14 +112,36 @@ func TestNew_Errors(t *testing.T) {
 	}
 }
 
+// TestEntry_Category: a pack says "third-party", or "other" as cuda.pathfinder's catalog does; both
+// are listed as third-party.
+func TestEntry_Category(t *testing.T) {
+	for _, with := range []string{"third-party", "other", "ctk", "driver"} {
+		c, err := New(Pack{Name: "a", Data: []byte("[[library]]\nname = \"x\"\npackaged_with = \"" + with + "\"\nlinux_sonames = [\"a\"]\n")})
+		if err != nil {
+			t.Fatalf("packaged_with = %q: %v", with, err)
+		}
+		want := with
+		if with == "other" {
+			want = "third-party"
+		}
+		if e, _ := c.Lookup(abi.KindDynamicLib, "x"); e.Category() != want {
+			t.Errorf("packaged_with = %q: category %q, want %q", with, e.Category(), want)
+		}
+	}
+	if _, err := New(Pack{Name: "a", Data: []byte("[[library]]\nname = \"x\"\npackaged_with = \"thirdparty\"\nlinux_sonames = [\"a\"]\n")}); err == nil ||
+		!strings.Contains(err.Error(), `packaged_with is "thirdparty", expected "ctk", "third-party" (or cuda.pathfinder's "other") or "driver"`) {
+		t.Errorf("packaged_with = \"thirdparty\": %v", err)
+	}
+}
+
 func FuzzNew(f *testing.F) {
 	f.Add(builtin.NVIDIAPack())
 	f.Add([]byte("[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"x\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := New(Pack{Name: "fuzz", Data: data})
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "pathfinder: ") {
-				t.Fatalf("error without prefix: %v", err)
+			if strings.HasPrefix(err.Error(), "pathfinder: ") {
+				t.Fatalf("error with the program's prefix, which the command adds: %v", err)
 			}
 			return
 		}

@@ -30,7 +30,10 @@ package guestpath
 import (
 	"fmt"
 	"path"
+	"runtime"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
 )
 
 // Map maps paths for one host OS. The zero value is the identity of a Unix host.
@@ -43,6 +46,30 @@ func For(goos string) Map { return Map{windows: goos == "windows"} }
 
 // Windows reports whether the host's paths are Windows paths.
 func (m Map) Windows() bool { return m.windows }
+
+// Host maps this host's paths. It depends on the OS the host runs on, never on the platform a
+// search is for: `find --target windows/amd64` on Linux searches Linux paths.
+//
+// Everything that crosses into the sandbox is mapped there (mount points, granted variables that
+// hold absolute paths, request roots, system_resolve answers) and everything a plugin answers is
+// mapped back before the host looks at it (candidates, tried paths). The host's own records — the
+// result cache's observations, the trace, what is loaded and printed — stay in host form.
+var Host = For(runtime.GOOS)
+
+// ToolkitRoot is abi.ToolkitRoot for a host path: the toolkit root a library's directory (lib64,
+// targets/<triple>/lib, bin/x64, …) belongs to, in host form.
+func (m Map) ToolkitRoot(p string) (string, bool) {
+	g, err := m.ToGuest(p)
+	if err != nil {
+		return "", false
+	}
+	root, ok := abi.ToolkitRoot(g)
+	if !ok || IsVolumeRoot(root) {
+		return "", false // a whole drive or share is no toolkit root
+	}
+	h, err := m.ToHost(root)
+	return h, err == nil
+}
 
 // Error is a path that has no form on the other side, and why.
 type Error struct {

@@ -180,7 +180,7 @@ func TestParseCache_Errors(t *testing.T) {
 			if entries != nil {
 				t.Errorf("a bad cache yielded %d entries", len(entries))
 			}
-			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "pathfinder: malformed ld.so.cache") {
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "malformed ld.so.cache") {
 				t.Errorf("error %q, want it to contain %q", err, tc.want)
 			}
 			if c := readCache(tc.data); c.ignored != tc.ignored || c.err == nil {

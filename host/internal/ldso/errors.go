@@ -8,22 +8,22 @@ import (
 
 var (
 	// ErrNotFound means the loader would search every place and not find the library.
-	ErrNotFound = errors.New("pathfinder: the loader would not find the library")
+	ErrNotFound = errors.New("the loader would not find the library")
 
 	// ErrBadLibrary means the loader would stop at a file it cannot load (not ELF, truncated, an
 	// unreadable file): dlopen fails there instead of searching on.
-	ErrBadLibrary = errors.New("pathfinder: the loader would stop at a file it cannot load")
+	ErrBadLibrary = errors.New("the loader would stop at a file it cannot load")
 
 	// ErrRelative means the name or a search directory is relative to the working directory, which
 	// this package never resolves against, like os/exec's ErrDot.
-	ErrRelative = errors.New("pathfinder: refusing to resolve relative to the working directory")
+	ErrRelative = errors.New("refusing to resolve relative to the working directory")
 
 	// ErrUnmodeled means the search reaches something this model does not predict (a dynamic
 	// string token in LD_LIBRARY_PATH); it gives no answer rather than a guess.
-	ErrUnmodeled = errors.New("pathfinder: the loader model cannot predict this search")
+	ErrUnmodeled = errors.New("the loader model cannot predict this search")
 
 	// ErrBadCache means an ld.so.cache file is malformed.
-	ErrBadCache = errors.New("pathfinder: malformed ld.so.cache")
+	ErrBadCache = errors.New("malformed ld.so.cache")
 )
 
 // ResolveError is the error of Resolve: the soname, the file it stopped at (for ErrBadLibrary) and
@@ -39,15 +39,15 @@ type ResolveError struct {
 func (e *ResolveError) Error() string {
 	switch {
 	case errors.Is(e.Err, ErrNotFound):
-		return fmt.Sprintf("pathfinder: the loader would not find %q (%d places tried)", e.Soname, len(e.Tried))
+		return fmt.Sprintf("the loader would not find %q (%d places tried)", e.Soname, len(e.Tried))
 	case errors.Is(e.Err, ErrBadLibrary):
-		return fmt.Sprintf("pathfinder: dlopen(%q) would fail at %q: %s", e.Soname, e.Path, e.Reason)
+		return fmt.Sprintf("dlopen(%q) would fail at %q: %s", e.Soname, e.Path, e.Reason)
 	case errors.Is(e.Err, ErrRelative):
-		return fmt.Sprintf("pathfinder: dlopen(%q): refusing %q, relative to the working directory: %s", e.Soname, e.Path, e.Reason)
+		return fmt.Sprintf("dlopen(%q): refusing %q, relative to the working directory: %s", e.Soname, e.Path, e.Reason)
 	case errors.Is(e.Err, ErrUnmodeled):
-		return fmt.Sprintf("pathfinder: cannot predict where the loader finds %q: %q: %s", e.Soname, e.Path, e.Reason)
+		return fmt.Sprintf("cannot predict where the loader finds %q: %q: %s", e.Soname, e.Path, e.Reason)
 	default:
-		return fmt.Sprintf("pathfinder: dlopen(%q): %s", e.Soname, e.Reason)
+		return fmt.Sprintf("dlopen(%q): %s", e.Soname, e.Reason)
 	}
 }
 
@@ -61,7 +61,7 @@ type CacheError struct {
 }
 
 func (e *CacheError) Error() string {
-	s := "pathfinder: malformed ld.so.cache"
+	s := "malformed ld.so.cache"
 	if e.Path != "" {
 		s += " " + strconv.Quote(e.Path)
 	}

@@ -45,7 +45,7 @@ func ExampleLoader_Resolve() {
 	// Output:
 	// /opt/app/lib/libfoo.so.1 via LD_LIBRARY_PATH
 	// skipped /opt/w32/libfoo.so.1: wrong ELF class: ELFCLASS32, this process is ELFCLASS64
-	// true pathfinder: the loader would not find "libbar.so.2" (4 places tried)
+	// true the loader would not find "libbar.so.2" (4 places tried)
 }
 
 // writeLib writes just the ELF header of a shared object: all the loader's checks read.

@@ -178,7 +178,7 @@ func (l *Loader) newSearch(name string) (*search, error) {
 
 func (s *search) run() (Resolution, error) {
 	if s.name == "" {
-		return Resolution{}, s.fail(errors.New("pathfinder: empty library name"), "", "empty name")
+		return Resolution{}, s.fail(errors.New("empty library name"), "", "empty name")
 	}
 	if strings.Contains(s.name, "/") {
 		if dynamicStringToken.MatchString(s.name) {

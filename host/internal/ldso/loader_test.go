@@ -120,7 +120,7 @@ func TestLoader_Resolve(t *testing.T) {
 		{name: "a 32-bit cache entry is not even looked at", soname: "libqux.so.3", wantErr: ErrNotFound,
 			wantTried: []string{`/etc/ld.so.cache: no entry for "libqux.so.3" with flags 0x0303`, ma + "/libqux.so.3: wrong ELF class"}},
 		{name: "empty cache", soname: "libcached.so.1", cache: "/etc/empty.cache", wantPath: ma + "/libcached.so.1", wantVia: ViaDefaultDirs,
-			wantTried: []string{`/etc/empty.cache: pathfinder: malformed ld.so.cache "/etc/empty.cache": empty file`}},
+			wantTried: []string{`/etc/empty.cache: malformed ld.so.cache "/etc/empty.cache": empty file`}},
 		{name: "unknown cache magic", soname: "libcached.so.1", cache: "/etc/magic.cache", wantPath: ma + "/libcached.so.1", wantVia: ViaDefaultDirs,
 			wantTried: []string{`"/etc/magic.cache" at offset 0: unknown magic`}},
 		{name: "truncated cache", soname: "libcached.so.1", cache: "/etc/truncated.cache", wantPath: ma + "/libcached.so.1", wantVia: ViaDefaultDirs,
@@ -399,10 +399,10 @@ func TestResolveError_Error(t *testing.T) {
 		err  *ResolveError
 		want string
 	}{
-		{&ResolveError{Soname: "libx.so", Tried: tried, Err: ErrNotFound}, `pathfinder: the loader would not find "libx.so" (2 places tried)`},
-		{&ResolveError{Soname: "libx.so", Path: "/a/libx.so", Reason: "invalid ELF header", Err: ErrBadLibrary}, `pathfinder: dlopen("libx.so") would fail at "/a/libx.so": invalid ELF header`},
-		{&ResolveError{Soname: "lib/x.so", Path: "lib/x.so", Reason: "a relative path", Err: ErrRelative}, `pathfinder: dlopen("lib/x.so"): refusing "lib/x.so", relative to the working directory: a relative path`},
-		{&ResolveError{Soname: "libx.so", Path: "$ORIGIN", Reason: "token", Err: ErrUnmodeled}, `pathfinder: cannot predict where the loader finds "libx.so": "$ORIGIN": token`},
+		{&ResolveError{Soname: "libx.so", Tried: tried, Err: ErrNotFound}, `the loader would not find "libx.so" (2 places tried)`},
+		{&ResolveError{Soname: "libx.so", Path: "/a/libx.so", Reason: "invalid ELF header", Err: ErrBadLibrary}, `dlopen("libx.so") would fail at "/a/libx.so": invalid ELF header`},
+		{&ResolveError{Soname: "lib/x.so", Path: "lib/x.so", Reason: "a relative path", Err: ErrRelative}, `dlopen("lib/x.so"): refusing "lib/x.so", relative to the working directory: a relative path`},
+		{&ResolveError{Soname: "libx.so", Path: "$ORIGIN", Reason: "token", Err: ErrUnmodeled}, `cannot predict where the loader finds "libx.so": "$ORIGIN": token`},
 	}
 	for _, tc := range tests {
 		if got := tc.err.Error(); got != tc.want {
@@ -413,7 +413,7 @@ func TestResolveError_Error(t *testing.T) {
 		}
 	}
 	ce := &CacheError{Path: "/etc/ld.so.cache", Offset: 20, Reason: "truncated"}
-	if got, want := ce.Error(), `pathfinder: malformed ld.so.cache "/etc/ld.so.cache" at offset 20: truncated`; got != want || !errors.Is(ce, ErrBadCache) {
+	if got, want := ce.Error(), `malformed ld.so.cache "/etc/ld.so.cache" at offset 20: truncated`; got != want || !errors.Is(ce, ErrBadCache) {
 		t.Errorf("CacheError = %q, Is(ErrBadCache) = %v; want %q", got, errors.Is(ce, ErrBadCache), want)
 	}
 }

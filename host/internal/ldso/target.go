@@ -49,7 +49,7 @@ func findTarget(m elf.Machine, c elf.Class) (target, error) {
 			return t, nil
 		}
 	}
-	return target{}, fmt.Errorf("pathfinder: no loader model for %v %v (GOARCH %s): %w", m, c, runtime.GOARCH, errors.ErrUnsupported)
+	return target{}, fmt.Errorf("no loader model for %v %v (GOARCH %s): %w", m, c, runtime.GOARCH, errors.ErrUnsupported)
 }
 
 // glibcVersion is the version of the loader under Root; zero when unknown.

@@ -6,7 +6,7 @@ package loader
 import "errors"
 
 // ErrUnavailable is returned by every function of a build that cannot load libraries.
-var ErrUnavailable = errors.New("pathfinder: this build cannot load libraries (built with -tags pathfinder_static)")
+var ErrUnavailable = errors.New("this build cannot load libraries (built with -tags pathfinder_static)")
 
 // Library is a library the OS loader holds.
 type Library struct {

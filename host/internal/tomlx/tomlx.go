@@ -1,30 +1,120 @@
-// Package tomlx decodes TOML strictly: a syntax error or a key the target does not know is an error
-// that names the file, line and column.
+// Package tomlx decodes TOML strictly: a syntax error, a value of the wrong type or a key the target
+// does not know is an Error that names the file, line and column.
 package tomlx
 
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 )
 
+// Error is TOML that cannot be decoded, and where.
+type Error struct {
+	Name      string // the file, as the caller named it ("pack /etc/pathfinder/packs.d/a.toml")
+	Line, Col int    // 1-based; 0 when the position cannot be told
+	Key       string // the key at fault, dotted ("search.order"); "" for a syntax error
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %v", e.Name, e.Line, e.Col, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Name, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
 // Decode decodes data (from the file called name) into v, refusing unknown keys.
-func Decode(name string, data []byte, v any) (toml.MetaData, error) {
+func Decode(name string, data []byte, v any) error {
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
-			return md, fmt.Errorf("pathfinder: %s:%d:%d: %s", name, perr.Position.Line, perr.Position.Col, perr.Message)
+			return &Error{Name: name, Line: perr.Position.Line, Col: perr.Position.Col, Err: errors.New(perr.Message)}
 		}
-		return md, fmt.Errorf("pathfinder: %s: %w", name, err)
+		return decodeError(name, data, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		line, col := Position(data, und[0])
-		return md, fmt.Errorf("pathfinder: %s:%d:%d: unknown key %q", name, line, col, und[0].String())
+		return &Error{Name: name, Line: line, Col: col, Key: und[0].String(), Err: fmt.Errorf("unknown key %q", und[0].String())}
 	}
-	return md, nil
+	return nil
+}
+
+// toml's words for a value it cannot decode: `toml: line 2 (last key "search.order"): incompatible
+// types: TOML value has type string; destination has type slice`. A test holds the pattern to the
+// toml module in go.mod.
+var (
+	decodeErrorText = regexp.MustCompile(`^toml: (?:line (\d+) )?(?:\(last key "((?:[^"\\]|\\.)*)"\): )?(.*)$`)
+	typeErrorText   = regexp.MustCompile(`^incompatible types: TOML value has type (.+); destination has type (.+)$`)
+)
+
+// decodeError says what toml's decoding error err means, in this package's words where it can.
+func decodeError(name string, data []byte, err error) error {
+	m := decodeErrorText.FindStringSubmatch(err.Error())
+	if m == nil {
+		return &Error{Name: name, Err: err}
+	}
+	e := &Error{Name: name, Err: errors.New(m[3])}
+	e.Line, _ = strconv.Atoi(m[1])
+	if key, uerr := strconv.Unquote(`"` + m[2] + `"`); uerr == nil && key != "" {
+		e.Key = key
+		if line, col := Position(data, splitKey(key)); line > 0 {
+			e.Line, e.Col = line, col
+		}
+	}
+	if e.Line > 0 && e.Col == 0 {
+		e.Col = 1
+	}
+	if t := typeErrorText.FindStringSubmatch(m[3]); t != nil && e.Key != "" {
+		e.Err = fmt.Errorf("%s: expected %s, found %s", e.Key, typeWord(t[2]), typeWord(t[1]))
+	}
+	return e
+}
+
+// typeWord names a type as toml's error writes it (a Go type, or its word for a destination) in
+// TOML's terms.
+func typeWord(t string) string {
+	switch {
+	case t == "string", strings.HasPrefix(t, "primitive"):
+		return "a string"
+	case t == "bool", t == "boolean":
+		return "true or false"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), t == "integer":
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case strings.HasPrefix(t, "[]"), t == "slice":
+		return "an array"
+	case strings.HasPrefix(t, "map"), t == "struct":
+		return "a table"
+	case strings.Contains(t, "time."), strings.Contains(t, "Local"):
+		return "a date or time"
+	}
+	return t
+}
+
+// splitKey splits a dotted key as toml.Key.String writes it: parts with a dot or a space are quoted.
+func splitKey(s string) toml.Key {
+	var key toml.Key
+	for s != "" {
+		if s[0] == '"' {
+			if q, err := strconv.QuotedPrefix(s); err == nil {
+				part, _ := strconv.Unquote(q)
+				key = append(key, part)
+				s = strings.TrimPrefix(s[len(q):], ".")
+				continue
+			}
+		}
+		part, rest, _ := strings.Cut(s, ".")
+		key, s = append(key, part), rest
+	}
+	return key
 }
 
 // Position returns the 1-based line and column where key is set: its last part assigned after the
@@ -40,6 +130,9 @@ func Position(data []byte, key toml.Key) (int, int) {
 	}
 	if i := findHeader(lines, key); i >= 0 {
 		return i + 1, strings.Index(lines[i], "[") + 1
+	}
+	if len(key) == 0 {
+		return 0, 0
 	}
 	last := key[len(key)-1]
 	for i := start; i < len(lines); i++ {

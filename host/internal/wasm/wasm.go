@@ -26,7 +26,7 @@ import (
 )
 
 // ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
-var ErrABIMismatch = errors.New("pathfinder: plugin abi version mismatch")
+var ErrABIMismatch = errors.New("plugin abi version mismatch")
 
 // maxResponse bounds what a plugin may return, so a runaway plugin cannot make the host allocate
 // without limit.
@@ -70,10 +70,8 @@ type Engine struct {
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
-func NewEngine(cacheDir string) (*Engine, error) {
-	e := &Engine{modules: map[string]*compiling{}, refused: map[string]string{}}
-	e.dir = cacheDir
-	return e, nil
+func NewEngine(cacheDir string) *Engine {
+	return &Engine{dir: cacheDir, modules: map[string]*compiling{}, refused: map[string]string{}}
 }
 
 // Close releases every module and instance.
@@ -95,9 +93,8 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// Module is a compiled plugin module as one plugin name sees it.
+// Module is a compiled plugin module.
 type Module struct {
-	Name string // the plugin's name, for messages
 	Hash string // sha256 of the module bytes, hex
 	*moduleRuntime
 }
@@ -114,14 +111,14 @@ type moduleRuntime struct {
 }
 
 // Load compiles wasm (or finds it compiled) with a memory cap of memoryBytes.
-func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes uint64) (*Module, error) {
+func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Module, error) {
 	if len(wasm) > MaxModuleBytes {
-		return nil, fmt.Errorf("pathfinder: plugin %q: a module of %d bytes is over the %d-byte limit", name, len(wasm), MaxModuleBytes)
+		return nil, fmt.Errorf("a module of %d bytes is over the %d-byte limit", len(wasm), MaxModuleBytes)
 	}
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
 	if why := e.refusal(hash); why != "" {
-		return nil, fmt.Errorf("pathfinder: plugin %q: %s", name, why)
+		return nil, errors.New(why)
 	}
 	pages := uint32(min(memoryBytes/65536, 65536))
 	key := fmt.Sprintf("%s/%d", hash, pages)
@@ -156,9 +153,9 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, memoryBytes
 			delete(e.modules, key) // a later Load may try again, unless refused
 		}
 		e.mu.Unlock()
-		return nil, fmt.Errorf("pathfinder: plugin %q: %s", name, Printable(c.err.Error()))
+		return nil, errors.New(Printable(c.err.Error()))
 	}
-	return &Module{Name: name, Hash: hash, moduleRuntime: c.mr}, nil
+	return &Module{Hash: hash, moduleRuntime: c.mr}, nil
 }
 
 // abandoned is why a compile was given up: the engine's CompileTimeout, or the caller's context.
@@ -429,7 +426,7 @@ func (m *Module) checkVersion(ctx context.Context, inst *instance) error {
 		return m.explain(ctx, err, "asking the abi version", inst)
 	}
 	if v := int32(res[0]); v != abi.Version {
-		return fmt.Errorf("%w: plugin %q: host %d, plugin %d", ErrABIMismatch, m.Name, abi.Version, v)
+		return fmt.Errorf("%w: host %d, plugin %d", ErrABIMismatch, abi.Version, v)
 	}
 	return nil
 }
@@ -446,7 +443,7 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 	// Whatever goes wrong inside the runtime fails this step, never the host process.
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("pathfinder: plugin %q: the wasm runtime failed: %v", m.Name, r)
+			out, err = nil, fmt.Errorf("the wasm runtime failed: %v", r)
 		}
 	}()
 	fp := g.fingerprint()
@@ -511,7 +508,7 @@ func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, 
 	}
 	ptr := uint32(r[0])
 	if !inst.mod.Memory().Write(ptr, req) {
-		return nil, fmt.Errorf("pathfinder: plugin %q: allocator returned %#x, outside its memory", m.Name, ptr)
+		return nil, fmt.Errorf("allocator returned %#x, outside its memory", ptr)
 	}
 	r, err = inst.search.Call(ctx, uint64(ptr), uint64(len(req)))
 	if err != nil {
@@ -519,14 +516,14 @@ func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, 
 	}
 	rptr, rlen := uint32(r[0]>>32), uint32(r[0])
 	if rlen > maxResponse {
-		return nil, fmt.Errorf("pathfinder: plugin %q: response of %d bytes is over the %d-byte limit", m.Name, rlen, maxResponse)
+		return nil, fmt.Errorf("response of %d bytes is over the %d-byte limit", rlen, maxResponse)
 	}
 	b, ok := inst.mod.Memory().Read(rptr, rlen)
 	if !ok {
-		return nil, fmt.Errorf("pathfinder: plugin %q: response at %#x+%d is outside its memory", m.Name, rptr, rlen)
+		return nil, fmt.Errorf("response at %#x+%d is outside its memory", rptr, rlen)
 	}
 	if !json.Valid(b) { // and the instance that said it is not trusted again
-		return nil, fmt.Errorf("pathfinder: plugin %q: unreadable response: not JSON", m.Name)
+		return nil, errors.New("unreadable response: not JSON")
 	}
 	return bytes.Clone(b), nil
 }
@@ -543,11 +540,11 @@ func (m *Module) explainText(ctx context.Context, err error, doing string, inst 
 	if errors.As(err, &exit) {
 		switch {
 		case exit.ExitCode() == sys.ExitCodeDeadlineExceeded && errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return fmt.Sprintf("pathfinder: plugin %q: timed out while %s", m.Name, doing)
+			return fmt.Sprintf("timed out while %s", doing)
 		case exit.ExitCode() == sys.ExitCodeContextCanceled && errors.Is(ctx.Err(), context.Canceled):
-			return fmt.Sprintf("pathfinder: plugin %q: canceled while %s", m.Name, doing)
+			return fmt.Sprintf("canceled while %s", doing)
 		}
-		msg := fmt.Sprintf("pathfinder: plugin %q: exited with code %d while %s", m.Name, int32(exit.ExitCode()), doing)
+		msg := fmt.Sprintf("exited with code %d while %s", int32(exit.ExitCode()), doing)
 		if why := guestFatal(inst.stderr.String()); why != "" {
 			msg += ": " + why
 		} else if tail := lastLine(inst.stderr.String()); tail != "" {
@@ -561,9 +558,9 @@ func (m *Module) explainText(ctx context.Context, err error, doing string, inst 
 	}
 	// A Go guest panics or runs out of memory by printing why and trapping: say why first.
 	if why := guestFatal(inst.stderr.String()); why != "" {
-		return fmt.Sprintf("pathfinder: plugin %q: trapped while %s: %s (%s)", m.Name, doing, why, msg)
+		return fmt.Sprintf("trapped while %s: %s (%s)", doing, why, msg)
 	}
-	return fmt.Sprintf("pathfinder: plugin %q: trapped while %s: %s", m.Name, doing, msg)
+	return fmt.Sprintf("trapped while %s: %s", doing, msg)
 }
 
 // guestFatal is the line in which a guest runtime said why it stopped (Go: "panic: ...",
@@ -632,11 +629,11 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	}
 	b, ok := inst.mod.Memory().Read(uint32(r[0]>>32), min(uint32(r[0]), maxResponse))
 	if !ok {
-		return nil, fmt.Errorf("pathfinder: plugin %q: description outside its memory", m.Name)
+		return nil, errors.New("description outside its memory")
 	}
 	var d abi.Description
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("pathfinder: plugin %q: bad description: %s", m.Name, Printable(err.Error()))
+		return nil, fmt.Errorf("bad description: %s", Printable(err.Error()))
 	}
 	// What a plugin says about itself is printed (pathfinder plugins): never raw.
 	d.Version = Printable(d.Version)
@@ -646,28 +643,4 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 		}
 	}
 	return &d, nil
-}
-
-// memoryPages is the largest memory of the idle instances, for tests.
-func (m *Module) memoryPages() uint32 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var pages uint32
-	for _, pool := range m.idle {
-		for _, inst := range pool {
-			pages = max(pages, inst.mod.Memory().Size()/65536)
-		}
-	}
-	return pages
-}
-
-// idleCount is the number of idle instances, for tests.
-func (m *Module) idleCount() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, pool := range m.idle {
-		n += len(pool)
-	}
-	return n
 }

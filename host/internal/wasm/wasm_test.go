@@ -17,12 +17,9 @@ var ctx = context.Background()
 
 func stepsModule(t *testing.T) *Module {
 	t.Helper()
-	e, err := NewEngine(filepath.Join(os.TempDir(), "pathfinder-test-cache", "wasm-pkg"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := NewEngine(filepath.Join(os.TempDir(), "pathfinder-test-cache", "wasm-pkg"))
 	t.Cleanup(func() { e.Close() })
-	m, err := e.Load(ctx, "builtin", builtin.StepsModule(), 64<<20)
+	m, err := e.Load(ctx, builtin.StepsModule(), 64<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

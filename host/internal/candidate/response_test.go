@@ -1,4 +1,4 @@
-package host
+package candidate
 
 import (
 	"encoding/json"
@@ -8,25 +8,25 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 )
 
-func Test_decodeResponse(t *testing.T) {
-	tried := make([]abi.Attempt, maxTried+5)
+func TestDecodeResponse(t *testing.T) {
+	tried := make([]abi.Attempt, MaxTried+5)
 	for i := range tried {
 		tried[i] = abi.Attempt{Path: "/p\n", Reason: "r\x1b[2J"}
 	}
 	b, _ := json.Marshal(abi.Response{Tried: tried, Error: "e\r"})
-	resp, err := decodeResponse("s", b)
+	resp, err := DecodeResponse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Tried) != maxTried || resp.Tried[maxTried-1].Reason != "(6 more not kept: a step keeps 1000)" {
-		t.Errorf("%d tried kept, the last %+v; want %d, the last saying what was dropped", len(resp.Tried), resp.Tried[len(resp.Tried)-1], maxTried)
+	if len(resp.Tried) != MaxTried || resp.Tried[MaxTried-1].Reason != "(6 more not kept: a step keeps 1000)" {
+		t.Errorf("%d tried kept, the last %+v; want %d, the last saying what was dropped", len(resp.Tried), resp.Tried[len(resp.Tried)-1], MaxTried)
 	}
 	if a := resp.Tried[0]; a.Path != `/p\n` || a.Reason != `r\x1b[2J` || resp.Error != `e\r` {
 		t.Errorf("not escaped: %+v, error %q", a, resp.Error)
 	}
-	b, _ = json.Marshal(abi.Response{Candidates: make([]abi.Candidate, maxCandidates+1)})
-	if _, err := decodeResponse("s", b); err == nil || !strings.Contains(err.Error(), "1001 candidates, over the 1000 a step may propose") {
-		t.Errorf("%d candidates: %v", maxCandidates+1, err)
+	b, _ = json.Marshal(abi.Response{Candidates: make([]abi.Candidate, MaxCandidates+1)})
+	if _, err := DecodeResponse(b); err == nil || !strings.Contains(err.Error(), "1001 candidates, over the 1000 a step may propose") {
+		t.Errorf("%d candidates: %v", MaxCandidates+1, err)
 	}
 }
 
@@ -43,11 +43,11 @@ func FuzzDecodeResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var want abi.Response
 		wantErr := json.Unmarshal(data, &want)
-		got, err := decodeResponse("s", data)
+		got, err := DecodeResponse(data)
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("decodeResponse: %v; encoding/json: %v", err, wantErr)
 		}
-		if err != nil || len(want.Candidates) > maxCandidates {
+		if err != nil || len(want.Candidates) > MaxCandidates {
 			return
 		}
 		if len(got.Candidates) != len(want.Candidates) {

@@ -1,19 +1,18 @@
-package host
+// Package resolveprobe is the dlopen probe ([system] resolve = "dlopen"): the OS loader itself says
+// where it finds a canary library, in a child process.
+package resolveprobe
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/child"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 )
 
-// The dlopen probe ([system] resolve = "dlopen"): the OS loader itself says where it finds a canary.
 // The library is loaded in a child process (host/internal/child: this program re-executed in the
 // role childResolveProbe), so its constructors, and whatever it drags in, never touch this process.
 // This package's initialisation, which runs before the program's main, recognises the role, answers
@@ -24,8 +23,8 @@ const (
 	resolveMagic      = "pathfinder resolve-probe 1"
 )
 
-// resolveAnswer is what the child prints.
-type resolveAnswer struct {
+// Answer is what the child prints.
+type Answer struct {
 	Magic string   `json:"pathfinder_child"`
 	Name  string   `json:"name,omitempty"` // the file name that loaded
 	Path  string   `json:"path,omitempty"` // where the loader found it
@@ -42,14 +41,14 @@ func init() {
 // came from, exit.
 func serveResolveProbe() {
 	var names []string
-	ans := resolveAnswer{Magic: resolveMagic}
+	ans := Answer{Magic: resolveMagic}
 	if err := json.Unmarshal([]byte(os.Getenv(envResolveNames)), &names); err != nil {
 		ans.Tried = append(ans.Tried, "bad request: "+err.Error())
 	}
 	for _, n := range names {
 		lib, err := loader.Open(n, false)
 		if err != nil {
-			ans.Tried = append(ans.Tried, strings.TrimPrefix(err.Error(), "pathfinder: "))
+			ans.Tried = append(ans.Tried, err.Error())
 			continue
 		}
 		ans.Name, ans.Path = n, lib.Path
@@ -58,19 +57,13 @@ func serveResolveProbe() {
 	child.Reply(ans)
 }
 
-// probeError is a probe that did not answer (a timeout, a child that failed): unlike the loader's
-// own answer, it is not remembered, since the next try may succeed.
-type probeError struct{ err error }
-
-func (e *probeError) Error() string { return e.err.Error() }
-func (e *probeError) Unwrap() error { return e.err }
-
-// probeResolve runs the child for names with the process environment the Finder sees (its
-// LD_LIBRARY_PATH, which glibc reads at start), within timeout.
-func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAnswer, error) {
-	var ans resolveAnswer
+// Run runs the child for names with ldLibraryPath, the LD_LIBRARY_PATH of the environment the caller
+// searches in (glibc reads it at start), within timeout. Its error is a probe that did not answer (a
+// timeout, a child that failed): unlike the loader's own answer, it may succeed next time.
+func Run(names []string, timeout time.Duration, ldLibraryPath string) (Answer, error) {
+	var ans Answer
 	if !loader.Available {
-		return ans, errors.New("dlopen probe: " + strings.TrimPrefix(loader.ErrUnavailable.Error(), "pathfinder: "))
+		return ans, fmt.Errorf("dlopen probe: %w", loader.ErrUnavailable)
 	}
 	if r := child.Role(); r != "" {
 		// A child serves its role during initialisation and exits; one that got here was started in
@@ -83,8 +76,8 @@ func (f *Finder) probeResolve(names []string, timeout time.Duration) (resolveAns
 	}
 	req, _ := json.Marshal(names)
 	env := append(child.Env(childResolveProbe, "LD_LIBRARY_PATH"), envResolveNames+"="+string(req))
-	if v := f.opts.getenv("LD_LIBRARY_PATH"); v != "" {
-		env = append(env, "LD_LIBRARY_PATH="+v) // glibc reads it at start: the Finder's view of it
+	if ldLibraryPath != "" {
+		env = append(env, "LD_LIBRARY_PATH="+ldLibraryPath)
 	}
 	out := child.Run(context.Background(), timeout, 500*time.Millisecond, env, exe)
 	if out.TimedOut {

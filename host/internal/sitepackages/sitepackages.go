@@ -1,4 +1,8 @@
-package host
+// Package sitepackages finds the site-packages directories the wheels step searches, without running
+// Python: configured directories, $PATHFINDER_SITE_PACKAGES, $VIRTUAL_ENV, $CONDA_PREFIX, the python3
+// (Windows: python.exe) on PATH with its venv or prefix (a pyenv shim stands for the version pyenv
+// would run), and the user site. Relative paths are never resolved against the working directory.
+package sitepackages
 
 import (
 	"bufio"
@@ -11,44 +15,29 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
-// sitePackages returns the site-packages directories for the wheels step, in search order: configured,
-// $PATHFINDER_SITE_PACKAGES, $VIRTUAL_ENV, $CONDA_PREFIX, the python3 (Windows: python.exe) on PATH,
-// the user site. Only existing directories are kept, each once; relative paths are never resolved
-// against the working directory. What discovery looked at is added to rec: a new venv is a new answer.
-func (f *Finder) sitePackages(rec *observe.Recorder) []string {
-	f.sitesOnce.Do(func() {
-		own := &observe.Recorder{}
-		f.sites = discoverSitePackages(f.cfg.sitePackages, own.Getenv(f.opts.getenv), own)
-		f.sitesSeen = own.List()
-		f.sitesDone.Store(true)
-	})
-	rec.AddAll(f.sitesSeen)
-	return f.sites
-}
-
-// SitePackages is what sitePackages discovered, for doctor and explain.
-func (f *Finder) SitePackages() []string { return append([]string(nil), f.sitePackages(nil)...) }
-
-func discoverSitePackages(configured []string, getenv func(string) string, rec *observe.Recorder) []string {
-	return pyLayout{windows: runtime.GOOS == "windows"}.discover(configured, getenv, rec)
-}
-
-// pyLayout is where a Python installation keeps its packages on one OS. A Unix prefix has
+// Layout is where a Python installation keeps its packages on one OS. A Unix prefix has
 // lib/python3.X/site-packages and bin/python3; a Windows one has Lib\site-packages and python.exe
 // at the prefix (Scripts\python.exe in a venv), and the user site is
 // %APPDATA%\Python\Python3XY\site-packages. The layout is a parameter so that tests lay out either
 // on any host.
-type pyLayout struct{ windows bool }
+type Layout struct{ Windows bool }
 
-func (py pyLayout) discover(configured []string, getenv func(string) string, rec *observe.Recorder) []string {
+// Host is the layout of the OS this process runs on.
+var Host = Layout{Windows: runtime.GOOS == "windows"}
+
+// Discover returns the site-packages directories in search order: configured,
+// $PATHFINDER_SITE_PACKAGES, $VIRTUAL_ENV, $CONDA_PREFIX, the python3 (Windows: python.exe) on PATH,
+// the user site. Only existing directories are kept, each once; relative paths are never resolved
+// against the working directory. What discovery looked at is added to rec: a new venv is a new answer.
+func (py Layout) Discover(configured []string, getenv func(string) string, rec *observe.Recorder) []string {
 	var dirs []string
 	dirs = append(dirs, configured...)
 	dirs = append(dirs, filepath.SplitList(getenv("PATHFINDER_SITE_PACKAGES"))...)
 	if venv := getenv("VIRTUAL_ENV"); venv != "" {
-		dirs = append(dirs, py.prefixSites(venv, rec)...)
+		dirs = append(dirs, py.PrefixSites(venv, rec)...)
 	}
 	if conda := getenv("CONDA_PREFIX"); conda != "" {
-		dirs = append(dirs, py.prefixSites(conda, rec)...)
+		dirs = append(dirs, py.PrefixSites(conda, rec)...)
 	}
 	if exe := py.lookPython(getenv("PATH"), rec); exe != "" {
 		dirs = append(dirs, py.pythonSites(exe, getenv, rec)...)
@@ -73,14 +62,14 @@ func (py pyLayout) discover(configured []string, getenv func(string) string, rec
 }
 
 // userSites is the user site: $PYTHONUSERBASE, else ~/.local (Unix) or %APPDATA%\Python (Windows).
-func (py pyLayout) userSites(getenv func(string) string, rec *observe.Recorder) []string {
+func (py Layout) userSites(getenv func(string) string, rec *observe.Recorder) []string {
 	base := getenv("PYTHONUSERBASE")
-	if !py.windows {
+	if !py.Windows {
 		if home := getenv("HOME"); home != "" {
 			if base == "" {
 				base = filepath.Join(home, ".local")
 			}
-			return py.prefixSites(base, rec)
+			return py.PrefixSites(base, rec)
 		}
 		return nil
 	}
@@ -110,13 +99,13 @@ func (py pyLayout) userSites(getenv func(string) string, rec *observe.Recorder) 
 	return sites
 }
 
-// prefixSites lists a prefix's site-packages: <prefix>/lib/python3.*/site-packages, newest Python
+// PrefixSites lists a prefix's site-packages: <prefix>/lib/python3.*/site-packages, newest Python
 // first, or <prefix>\Lib\site-packages on Windows.
-func (py pyLayout) prefixSites(prefix string, rec *observe.Recorder) []string {
+func (py Layout) PrefixSites(prefix string, rec *observe.Recorder) []string {
 	if !filepath.IsAbs(prefix) {
 		return nil
 	}
-	if py.windows {
+	if py.Windows {
 		site := filepath.Join(prefix, "Lib", "site-packages")
 		if fi, err := rec.Stat(site); err == nil && fi.IsDir() {
 			return []string{site}
@@ -157,8 +146,8 @@ func leadingNumber(v string) int {
 
 // lookPython finds the Python interpreter on PATH: python3 (Unix), python.exe then python3.exe
 // (Windows).
-func (py pyLayout) lookPython(pathEnv string, rec *observe.Recorder) string {
-	if !py.windows {
+func (py Layout) lookPython(pathEnv string, rec *observe.Recorder) string {
+	if !py.Windows {
 		return lookPath("python3", pathEnv, rec)
 	}
 	for _, dir := range filepath.SplitList(pathEnv) {
@@ -179,18 +168,18 @@ func (py pyLayout) lookPython(pathEnv string, rec *observe.Recorder) string {
 // by the pyvenv.cfg beside its bin (Scripts) directory; otherwise the prefix is two levels above the
 // real binary on Unix, and the binary's own directory on Windows. A pyenv shim stands for the
 // version pyenv would run (pyenvPython).
-func (py pyLayout) pythonSites(exe string, getenv func(string) string, rec *observe.Recorder) []string {
+func (py Layout) pythonSites(exe string, getenv func(string) string, rec *observe.Recorder) []string {
 	bin := filepath.Dir(exe)
 	if cfg := filepath.Join(filepath.Dir(bin), "pyvenv.cfg"); fileExists(cfg, rec) {
-		return py.prefixSites(filepath.Dir(bin), rec)
+		return py.PrefixSites(filepath.Dir(bin), rec)
 	}
 	real, err := filepath.EvalSymlinks(exe)
 	if err != nil {
 		return nil
 	}
 	rec.Stat(real)
-	if py.windows {
-		return py.prefixSites(filepath.Dir(real), rec)
+	if py.Windows {
+		return py.PrefixSites(filepath.Dir(real), rec)
 	}
 	if isScript(real) {
 		// A shim (pyenv, asdf): its prefix is not beside it.
@@ -200,7 +189,7 @@ func (py pyLayout) pythonSites(exe string, getenv func(string) string, rec *obse
 		return nil
 	}
 	prefix := filepath.Dir(filepath.Dir(real))
-	sites := py.prefixSites(prefix, rec)
+	sites := py.PrefixSites(prefix, rec)
 	// Debian's system Python keeps packages in dist-packages.
 	if d := filepath.Join(prefix, "lib", "python3", "dist-packages"); fileExists(d, rec) {
 		sites = append(sites, d)
@@ -250,13 +239,13 @@ func lookPath(name, pathEnv string, rec *observe.Recorder) string {
 // from $PYENV_DIR (default: the working directory) up, else by $PYENV_ROOT/version; each of those
 // may list several, the first that has python3 wins, and "system" means the next python3 on PATH
 // after the shims. "" when exe is no pyenv shim or the version has no python3.
-func (py pyLayout) pyenvPython(exe string, getenv func(string) string, rec *observe.Recorder) string {
+func (py Layout) pyenvPython(exe string, getenv func(string) string, rec *observe.Recorder) string {
 	shims := filepath.Dir(exe)
 	root := getenv("PYENV_ROOT")
 	if root == "" {
 		root = filepath.Dir(shims)
 	}
-	if py.windows || filepath.Base(shims) != "shims" || filepath.Clean(root) != filepath.Dir(shims) {
+	if py.Windows || filepath.Base(shims) != "shims" || filepath.Clean(root) != filepath.Dir(shims) {
 		return ""
 	}
 	for _, v := range pyenvVersions(root, getenv, rec) {

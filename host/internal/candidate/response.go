@@ -1,4 +1,4 @@
-package host
+package candidate
 
 import (
 	"bytes"
@@ -13,29 +13,29 @@ import (
 // open, a read of its header) and each entry a line in the trace and in the result cache, so a
 // plugin that answers with a million is refused whole rather than checked or kept.
 const (
-	maxCandidates = 1000
-	maxTried      = 1000
+	MaxCandidates = 1000
+	MaxTried      = 1000
 )
 
-// decodeResponse reads a plugin's response: within the bounds above, and with everything it says
+// DecodeResponse reads a plugin's response: within the bounds above, and with everything it says
 // that the host may print (what it tried and why, its error) escaped. Candidate paths stay as the
 // plugin wrote them: they are checked as they are, and escaped only where they are shown.
-func decodeResponse(step string, out []byte) (*abi.Response, error) {
+func DecodeResponse(out []byte) (*abi.Response, error) {
 	var r struct {
 		Candidates bounded[abi.Candidate] `json:"candidates"`
 		Tried      bounded[abi.Attempt]   `json:"tried"`
 		Error      string                 `json:"error"`
 	}
-	r.Candidates.max, r.Tried.max = maxCandidates, maxTried
+	r.Candidates.max, r.Tried.max = MaxCandidates, MaxTried
 	if err := json.Unmarshal(out, &r); err != nil {
-		return nil, fmt.Errorf("pathfinder: plugin %q: unreadable response: %s", step, wasm.Printable(err.Error()))
+		return nil, fmt.Errorf("unreadable response: %s", wasm.Printable(err.Error()))
 	}
-	if n := r.Candidates.n; n > maxCandidates {
-		return nil, fmt.Errorf("pathfinder: plugin %q: %d candidates, over the %d a step may propose: none checked", step, n, maxCandidates)
+	if n := r.Candidates.n; n > MaxCandidates {
+		return nil, fmt.Errorf("%d candidates, over the %d a step may propose: none checked", n, MaxCandidates)
 	}
 	resp := abi.Response{Candidates: r.Candidates.list, Tried: r.Tried.list, Error: r.Error}
-	if n := r.Tried.n; n > maxTried {
-		resp.Tried = append(resp.Tried[:maxTried-1], abi.Attempt{Reason: fmt.Sprintf("(%d more not kept: a step keeps %d)", n-maxTried+1, maxTried)})
+	if n := r.Tried.n; n > MaxTried {
+		resp.Tried = append(resp.Tried[:MaxTried-1], abi.Attempt{Reason: fmt.Sprintf("(%d more not kept: a step keeps %d)", n-MaxTried+1, MaxTried)})
 	}
 	for i := range resp.Tried {
 		resp.Tried[i].Path = wasm.Printable(resp.Tried[i].Path)

@@ -1,4 +1,4 @@
-package host
+package resultcache
 
 import (
 	"encoding/json"
@@ -7,25 +7,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 )
 
-// sampleEntries are entries as storeFind writes them, with the strings that need escapes.
-func sampleEntries() []cachedResult {
+// sampleEntries are entries as Write writes them, with the strings that need escapes.
+func sampleEntries() []Entry {
 	seen := []observe.Observation{
 		{Path: "PATH", What: observe.Env, Seen: "/usr/bin:/bin"},
 		{Root: "/venv/site-packages", Path: "nvidia/cu13/lib", What: observe.Dir, Seen: "0123abcd"},
 		{Path: "/opt/é/x<y>&\"q\"\\\t\u2028", What: observe.Stat, Seen: "-rwxr-xr-x 1 2 3"},
 		{Path: "/lib/libcudart.so.13", What: observe.Stat, Seen: "absent"},
 	}
-	return []cachedResult{
-		{Version: 1, Key: "k", Library: &Library{Name: "cudart", Kind: DynamicLib, Path: "/venv/libcudart.so.13", FoundVia: "site-packages", Step: "wheels"}, Sites: "abc", Seen: seen},
-		{Version: 1, Key: "k", Err: &cachedError{Looked: []string{"libcufftMp.so.12"}, Attempts: []Attempt{
+	return []Entry{
+		{Version: 1, Key: "k", Library: &Library{Name: "cudart", Kind: abi.KindDynamicLib, Path: "/venv/libcudart.so.13", FoundVia: "site-packages", Step: "wheels"}, Sites: "abc", Seen: seen},
+		{Version: 1, Key: "k", Err: &Error{Looked: []string{"libcufftMp.so.12"}, Attempts: []Attempt{
 			{Step: "system", Path: "/etc/ld.so.cache", Reason: `no entry for "libcufftMp.so.12" with flags 0x0303`},
 			{Step: "canary", Reason: "the descriptor names no canary library"},
 		}}, Live: []string{"libcufftMp.so.12", "libcufftMp.so.11"}, Seen: seen},
-		{Version: 1, Key: "k", Err: &cachedError{}, Seen: seen[:1]},
-		{Version: 1, Key: "k", Err: &cachedError{Looked: []string{}, Attempts: []Attempt{}}, Seen: []observe.Observation{}},
+		{Version: 1, Key: "k", Err: &Error{}, Seen: seen[:1]},
+		{Version: 1, Key: "k", Err: &Error{Looked: []string{}, Attempts: []Attempt{}}, Seen: []observe.Observation{}},
 	}
 }
 
@@ -37,12 +38,12 @@ func Test_decodeEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got cachedResult
+		var got Entry
 		d := entryDecoder{b: data, s: string(data)}
 		if !d.entry(&got) {
 			t.Fatalf("entry %d: the hand decoder gave up on what json.Marshal wrote:\n%s", i, data)
 		}
-		var viaJSON cachedResult
+		var viaJSON Entry
 		if err := json.Unmarshal(data, &viaJSON); err != nil {
 			t.Fatal(err)
 		}
@@ -59,9 +60,9 @@ func Test_decodeEntry_knowsEveryField(t *testing.T) {
 		typ  any
 		keys []string
 	}{
-		{cachedResult{}, entryKeys},
+		{Entry{}, entryKeys},
 		{Library{}, libraryKeys},
-		{cachedError{}, cachedErrorKeys},
+		{Error{}, errorKeys},
 		{Attempt{}, attemptKeys},
 		{observe.Observation{}, observationKeys},
 	} {
@@ -82,14 +83,14 @@ func Test_decodeEntry_knowsEveryField(t *testing.T) {
 func Test_decodeEntry_fallsBack(t *testing.T) {
 	tests := []struct {
 		name, data string
-		want       cachedResult
+		want       Entry
 		wantErr    bool
 	}{
-		{name: "another case", data: `{"Version":1,"KEY":"k"}`, want: cachedResult{Version: 1, Key: "k"}},
-		{name: "an unknown key", data: `{"version":1,"other":[1,2],"key":"k"}`, want: cachedResult{Version: 1, Key: "k"}},
-		{name: "a key twice", data: `{"key":"a","key":"b"}`, want: cachedResult{Key: "b"}},
-		{name: "a surrogate pair", data: `{"key":"\ud83d\ude00"}`, want: cachedResult{Key: "😀"}},
-		{name: "invalid UTF-8", data: "{\"key\":\"\xff\"}", want: cachedResult{Key: "\ufffd"}},
+		{name: "another case", data: `{"Version":1,"KEY":"k"}`, want: Entry{Version: 1, Key: "k"}},
+		{name: "an unknown key", data: `{"version":1,"other":[1,2],"key":"k"}`, want: Entry{Version: 1, Key: "k"}},
+		{name: "a key twice", data: `{"key":"a","key":"b"}`, want: Entry{Key: "b"}},
+		{name: "a surrogate pair", data: `{"key":"\ud83d\ude00"}`, want: Entry{Key: "😀"}},
+		{name: "invalid UTF-8", data: "{\"key\":\"\xff\"}", want: Entry{Key: "\ufffd"}},
 		{name: "null string", data: `{"key":null}`},
 		{name: "a fraction", data: `{"version":1.5}`, wantErr: true},
 		{name: "trailing data", data: `{"key":"k"} x`, wantErr: true},
@@ -98,7 +99,7 @@ func Test_decodeEntry_fallsBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got cachedResult
+			var got Entry
 			err := decodeEntry([]byte(tt.data), &got)
 			if (err != nil) != tt.wantErr || !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("decodeEntry(%s) = %+v, %v; want %+v (error: %v)", tt.data, got, err, tt.want, tt.wantErr)
@@ -115,7 +116,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	}
 	f.Add([]byte(`{"version":-0,"key":"\u00e9\/","live":null,"library":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var fast, std cachedResult
+		var fast, std Entry
 		d := entryDecoder{b: data, s: string(data)}
 		if !d.entry(&fast) {
 			return

@@ -1,15 +1,17 @@
-package host
+package config
 
 import (
-	"crypto/sha256"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
-// FuzzConfig feeds the config decoder any bytes as the last layer: it must return a "pathfinder:"
-// error or a config whose every order names known steps, and never panic.
+// FuzzConfig feeds the config decoder any bytes as the last layer: it must return an *Error (with
+// no program prefix: the command adds it) or a config whose every order names known steps, and
+// never panic.
 func FuzzConfig(f *testing.F) {
 	f.Add(builtin.DefaultConfig())
 	f.Add([]byte("[search]\norder = [\"wheels\", \"system\"]\n[library.cudart]\norder = [\"conda\"]\n"))
@@ -18,33 +20,34 @@ func FuzzConfig(f *testing.F) {
 	f.Add([]byte("[plugin.wheels]\nmemory = \"1GiB\"\ntimeout = \"1ms\"\ncapabilities = [\"system_resolve\", \"x\"]\n"))
 	f.Add([]byte("plugin.a.source = 'builtin:wheels'\nsearch = { order = ['a'] }\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &config{libraryOrder: map[string][]string{}, plugins: map[string]*pluginConfig{}, hash: sha256.New()}
-		if err := c.apply("builtin:pathfinder.toml", builtin.DefaultConfig()); err != nil {
+		c := Defaults()
+		if err := c.Apply("builtin:pathfinder.toml", builtin.DefaultConfig()); err != nil {
 			t.Fatal(err)
 		}
-		err := c.apply("/fuzz/pathfinder.toml", data)
+		err := c.Apply("/fuzz/pathfinder.toml", data)
 		if err == nil {
-			err = c.check()
+			err = c.Check()
 		}
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "pathfinder: ") {
-				t.Fatalf("error without the prefix: %v", err)
+			var ce *Error
+			if !errors.As(err, &ce) || strings.HasPrefix(err.Error(), "pathfinder: ") {
+				t.Fatalf("not a config error, or with the program's prefix: %v", err)
 			}
 			return
 		}
-		for _, o := range append([][]string{c.order}, mapValues(c.libraryOrder)...) {
+		for _, o := range append([][]string{c.Order}, mapValues(c.LibraryOrder)...) {
 			for _, step := range o {
-				if step != StepAlreadyLoaded && step != StepSystem && c.plugins[step] == nil {
+				if step != StepAlreadyLoaded && step != StepSystem && c.Plugins[step] == nil {
 					t.Fatalf("order names unknown step %q", step)
 				}
 			}
 		}
-		for _, p := range c.plugins {
-			if p.source == "" || p.memory == 0 || p.timeout <= 0 {
+		for _, p := range c.Plugins {
+			if p.Source == (Source{}) || p.Memory == 0 || p.Timeout <= 0 {
 				t.Fatalf("plugin %+v", p)
 			}
 		}
-		FormatSettings((&Finder{cfg: c}).Settings())
+		inspect.FormatSettings(c.Settings())
 	})
 }
 

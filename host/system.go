@@ -4,15 +4,14 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/host/internal/resolveprobe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 )
 
@@ -22,22 +21,22 @@ import (
 func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 	l, err := r.f.loaderModel(r.rec)
 	if err != nil {
-		st.Outcome, st.Detail = "skipped", err.Error()
+		st.Outcome, st.Detail = OutcomeSkipped, err.Error()
 		return nil
 	}
-	st.Outcome = "nothing"
+	st.Outcome = OutcomeNothing
 	for _, n := range names {
 		res, err := l.Resolve(n)
 		observeResolution(r.rec, res, err)
 		for _, a := range res.Tried {
-			st.Tried = append(st.Tried, abi.Attempt{Path: a.Path, Reason: a.Reason})
+			st.tried(a.Path, a.Reason)
 		}
 		if err != nil {
-			st.Tried = append(st.Tried, abi.Attempt{Path: n, Reason: strings.TrimPrefix(err.Error(), "pathfinder: ")})
+			st.tried(n, err.Error())
 			continue
 		}
 		p := res.Path
-		if isStub(p) {
+		if candidate.IsStub(p) {
 			if p = r.pastStub(st, l, n, res); p == "" {
 				continue
 			}
@@ -47,14 +46,14 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 		if r.f.native() {
 			// The loader's own checks passed; what it needs, and what a load would refuse, is
 			// looked at as for any candidate.
-			c, why := openSystemFile(p, r.e, r.f.platform)
-			if why != "" {
-				ct.Refused = why
+			c, err := candidate.OpenSystem(p, r.e, r.f.platform)
+			if err != nil {
+				ct.Refused = err.Error()
 				st.Candidates = append(st.Candidates, ct)
 				continue
 			}
-			r.predictLoad(&ct, lib, c.needs)
-			c.close()
+			r.predictLoad(&ct, lib, c.Needs)
+			c.Close()
 		}
 		if lib := r.take(st, ct, lib, systemRoot(p)); lib != nil {
 			return lib
@@ -63,32 +62,12 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 	return nil
 }
 
-// openSystemFile opens and checks a file the system loader would load, as validation does a step's
-// candidate (the loader's search is no step's grant, so there is no root to confine it to).
-func openSystemFile(p string, e *catalog.Entry, plat abi.Platform) (*candidate, string) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, unwrapPath(err).Error()
-	}
-	c := &candidate{host: p, file: f}
-	if c.info, err = f.Stat(); err != nil || !c.info.Mode().IsRegular() {
-		c.close()
-		return nil, "not a regular file"
-	}
-	var why string
-	if c.needs, why = checkContent(f, c.info, e, plat); why != "" {
-		c.close()
-		return nil, why
-	}
-	return c, ""
-}
-
 // predictLoad sets what the loader model says would stop a load of the found shared object (a
 // DT_NEEDED library it would not find, a glibc too old for it), so that find and explain tell
 // what load would: "" when nothing would. The library's own dependencies count as loaded, as
 // pathfinder loads them first.
 func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs ldso.Needs) {
-	if r.e.Kind != abi.KindDynamicLib || !r.f.native() {
+	if r.e.Kind != DynamicLib || !r.f.native() {
 		return
 	}
 	if loaded := r.alreadyLoaded(); loaded != nil && loaded.Path != lib.Path {
@@ -113,7 +92,7 @@ func (f *Finder) dependencySonames(e *catalog.Entry) map[string]bool {
 	var walk func(e *catalog.Entry)
 	walk = func(e *catalog.Entry) {
 		for _, d := range append(append([]string(nil), e.Dependencies...), e.OptionalDependencies...) {
-			de, ok := f.catalog.Lookup(abi.KindDynamicLib, d)
+			de, ok := f.catalog.Lookup(DynamicLib, d)
 			if !ok || out["\x00"+d] {
 				continue
 			}
@@ -130,13 +109,21 @@ func (f *Finder) dependencySonames(e *catalog.Entry) map[string]bool {
 
 // refuseStub passes over a stub library in the loader model's search.
 func refuseStub(p string) string {
-	if isStub(p) {
+	if candidate.IsStub(p) {
 		return "a stubs/ library: for linking only, never loaded"
 	}
 	return ""
 }
 
-func isStub(p string) bool { return slices.Contains(strings.Split(p, "/"), "stubs") }
+// stubRefusal says where the loader's search met a stub.
+func stubRefusal(res ldso.Resolution) string {
+	where := map[string]string{ldso.ViaLDLibraryPath: "LD_LIBRARY_PATH holds a stubs directory",
+		ldso.ViaCache: "ld.so.cache lists it", ldso.ViaDefaultDirs: "in a default directory"}[res.Via]
+	if where == "" {
+		where = res.Via
+	}
+	return fmt.Sprintf("the system loader found a stub at %s (%s): for linking only, never loaded", res.Path, where)
+}
 
 // observeResolution records every path the loader model looked at, and the one it found.
 func observeResolution(rec *observe.Recorder, res ldso.Resolution, err error) {
@@ -162,7 +149,7 @@ func (f *Finder) loaderModel(rec *observe.Recorder) (*ldso.Loader, error) {
 	if f.platform.OS != "linux" {
 		return nil, fmt.Errorf("the %s loader's search is not modeled; load on that platform to use it", f.platform.OS)
 	}
-	l := &ldso.Loader{Getenv: rec.Getenv(f.opts.getenv)}
+	l := &ldso.Loader{Getenv: rec.Getenv(f.getenv)}
 	if f.platform.Arch == "arm64" {
 		l.Machine = elf.EM_AARCH64
 	}
@@ -174,12 +161,13 @@ func (f *Finder) loaderModel(rec *observe.Recorder) (*ldso.Loader, error) {
 // loading nothing, or with [system] resolve = "dlopen" the loader itself in a child process; note
 // then says where the model disagrees. What it observed is added to rec each time.
 func (f *Finder) systemResolve(name string, rec *observe.Recorder) (path, note string, err error) {
-	if f.cfg.resolveDlopen {
+	if f.cfg.ResolveDlopen {
 		// The child's loader also read what no observation records (LD_PRELOAD, /etc/ld.so.preload,
 		// its own RUNPATH), so the answer is not kept past this process.
 		rec.MarkVolatile()
 	}
-	if _, ok := f.catalog.Lookup(abi.KindDynamicLib, name); !ok {
+	e, ok := f.catalog.Lookup(DynamicLib, name)
+	if !ok {
 		return "", "", fmt.Errorf("unknown library %q", name) // not remembered: a plugin may ask a million names
 	}
 	if v, ok := f.resolved.Load(name); ok {
@@ -188,13 +176,13 @@ func (f *Finder) systemResolve(name string, rec *observe.Recorder) (path, note s
 		return r.path, r.note, r.err
 	}
 	own := &observe.Recorder{}
-	p, note, err := f.resolveUncached(name, own)
-	var probeErr *probeError
-	if !errors.As(err, &probeErr) { // a probe that failed may answer next time
-		f.resolved.Store(name, resolved{p, note, err, own.List()})
+	r, keep := f.resolveUncached(e, own)
+	r.seen = own.List()
+	if keep { // a probe that failed may answer next time
+		f.resolved.Store(name, r)
 	}
-	rec.AddAll(own.List())
-	return p, note, err
+	rec.AddAll(r.seen)
+	return r.path, r.note, r.err
 }
 
 type resolved struct {
@@ -203,40 +191,37 @@ type resolved struct {
 	seen       []observe.Observation
 }
 
-func (f *Finder) resolveUncached(name string, rec *observe.Recorder) (string, string, error) {
-	e, ok := f.catalog.Lookup(abi.KindDynamicLib, name)
-	if !ok {
-		return "", "", fmt.Errorf("unknown library %q", name)
-	}
+// resolveUncached is systemResolve's answer for e, and whether it may be remembered.
+func (f *Finder) resolveUncached(e *catalog.Entry, rec *observe.Recorder) (resolved, bool) {
 	l, err := f.loaderModel(rec)
 	if err != nil {
-		return "", "", err
+		return resolved{err: err}, true
 	}
 	// The model runs in both modes: its observations are what the result cache re-checks.
-	modelPath, modelErr := resolveWith(l, name, e.FileNames(f.platform), rec)
-	if !f.cfg.resolveDlopen {
-		return modelPath, "", modelErr
+	modelPath, modelErr := resolveWith(l, e.Name, e.FileNames(f.platform), rec)
+	if !f.cfg.ResolveDlopen {
+		return resolved{path: modelPath, err: modelErr}, true
 	}
 	if !f.native() {
-		return "", "", fmt.Errorf("dlopen probe: this process cannot load libraries for %s", f.platform)
+		return resolved{err: fmt.Errorf("dlopen probe: this process cannot load libraries for %s", f.platform)}, true
 	}
-	ans, err := f.probeResolve(e.FileNames(f.platform), f.cfg.dlopenTimeout)
+	ans, err := resolveprobe.Run(e.FileNames(f.platform), f.cfg.DlopenTimeout, f.getenv("LD_LIBRARY_PATH"))
 	switch {
 	case err != nil:
-		return "", "", &probeError{err}
+		return resolved{err: err}, false
 	case ans.Path == "":
-		return "", "", fmt.Errorf("dlopen would not load %q (%s)", name, strings.Join(ans.Tried, "; "))
-	case isStub(ans.Path):
-		return "", "", fmt.Errorf("dlopen loads only a stubs/ library for %q (%s)", name, ans.Path)
+		return resolved{err: fmt.Errorf("dlopen would not load %q (%s)", e.Name, strings.Join(ans.Tried, "; "))}, true
+	case candidate.IsStub(ans.Path):
+		return resolved{err: fmt.Errorf("dlopen loads only a stubs/ library for %q (%s)", e.Name, ans.Path)}, true
 	}
 	rec.Stat(ans.Path)
-	note := ""
+	r := resolved{path: ans.Path}
 	if modelErr != nil {
-		note = fmt.Sprintf("dlopen found %s for %s; the loader model would not: %v", ans.Path, name, modelErr)
+		r.note = fmt.Sprintf("dlopen found %s for %s; the loader model would not: %v", ans.Path, e.Name, modelErr)
 	} else if ans.Path != modelPath {
-		note = fmt.Sprintf("dlopen found %s for %s; the loader model says %s", ans.Path, name, modelPath)
+		r.note = fmt.Sprintf("dlopen found %s for %s; the loader model says %s", ans.Path, e.Name, modelPath)
 	}
-	return ans.Path, note, nil
+	return r, true
 }
 
 // resolveWith asks the loader model for each file name of the library in turn.
@@ -249,12 +234,10 @@ func resolveWith(l *ldso.Loader, name string, files []string, rec *observe.Recor
 	for _, n := range files {
 		res, err := past.Resolve(n)
 		observeResolution(rec, res, err)
-		switch {
-		case err != nil:
-			why = append(why, n+": not found, or only a stubs/ library")
-		default:
+		if err == nil {
 			return res.Path, nil
 		}
+		why = append(why, n+": not found, or only a stubs/ library")
 	}
 	return "", fmt.Errorf("the loader would not find %q (%s)", name, strings.Join(why, "; "))
 }

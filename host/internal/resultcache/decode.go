@@ -1,4 +1,4 @@
-package host
+package resultcache
 
 import (
 	"encoding/json"
@@ -10,16 +10,16 @@ import (
 )
 
 // decodeEntry is json.Unmarshal of a result-cache entry. A warm process reads one entry per name it
-// is asked for, and encoding/json's reflection was the largest part of that, so the layout storeFind
+// is asked for, and encoding/json's reflection was the largest part of that, so the layout Write
 // writes is read here by hand. Only that layout is: keys in their exact case and each once, the
 // escapes json.Marshal writes, valid UTF-8. Anything else goes to json.Unmarshal, so an entry never
 // decodes differently from what encoding/json would make of it (FuzzDecodeEntry compares the two).
-func decodeEntry(data []byte, c *cachedResult) error {
+func decodeEntry(data []byte, c *Entry) error {
 	d := entryDecoder{b: data, s: string(data)}
 	if d.entry(c) {
 		return nil
 	}
-	*c = cachedResult{}
+	*c = Entry{}
 	return json.Unmarshal(data, c)
 }
 
@@ -33,7 +33,7 @@ type entryDecoder struct {
 
 var entryKeys = []string{"version", "key", "library", "error", "live", "sites", "seen"}
 
-func (d *entryDecoder) entry(c *cachedResult) bool {
+func (d *entryDecoder) entry(c *Entry) bool {
 	ok := d.object(entryKeys, func(k int) bool {
 		switch k {
 		case 0:
@@ -50,8 +50,8 @@ func (d *entryDecoder) entry(c *cachedResult) bool {
 			if d.null() {
 				return true
 			}
-			c.Err = &cachedError{}
-			return d.cachedError(c.Err)
+			c.Err = &Error{}
+			return d.Error(c.Err)
 		case 4:
 			return d.strings(&c.Live)
 		case 5:
@@ -66,7 +66,7 @@ func (d *entryDecoder) entry(c *cachedResult) bool {
 
 var (
 	libraryKeys     = []string{"name", "kind", "path", "found_via", "step", "load_problem"}
-	cachedErrorKeys = []string{"looked", "attempts"}
+	errorKeys       = []string{"looked", "attempts"}
 	attemptKeys     = []string{"step", "path", "reason"}
 	observationKeys = []string{"root", "path", "what", "seen"}
 )
@@ -92,8 +92,8 @@ func (d *entryDecoder) library(l *Library) bool {
 	})
 }
 
-func (d *entryDecoder) cachedError(e *cachedError) bool {
-	return d.object(cachedErrorKeys, func(k int) bool {
+func (d *entryDecoder) Error(e *Error) bool {
+	return d.object(errorKeys, func(k int) bool {
 		if k == 0 {
 			return d.strings(&e.Looked)
 		}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestErrors_onePrefix: the packages' errors carry no program prefix; the command adds
+// "pathfinder: " once to every line it prints of one, a config error, a config check's
+// several problems and a search error alike. (A mistake in the command line itself is a usage
+// error, followed by the usage line: TestErrors_prefixOnce and TestUsageErrors_usageLine.)
+func TestErrors_onePrefix(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	config := func(body string) string { return writeFile(t, dir, "p.toml", body) }
+	notWasm := []byte("not a wasm module")
+	sum := sha256.Sum256(notWasm)
+	pin := hex.EncodeToString(sum[:])
+	writeFile(t, dir, "a.wasm", string(notWasm))
+	writeFile(t, dir, "b.wasm", string(notWasm))
+	tests := []struct {
+		name   string
+		args   func() []string
+		code   int
+		stderr []string // the lines, each after "pathfinder: ", in order; $P is the config file
+	}{
+		{"a mistyped grant, by config check", func() []string {
+			return []string{"config", "check", config("[plugin.wheels]\nread = [\"@site-package\"]\n")}
+		}, exitUsage, []string{`config $P:2:1: plugin.wheels.read: unknown grant "@site-package" (did you mean "@site-packages"?) (known: @site-packages, @install-root-env-vars, @canary-roots)`}},
+		{"a mistyped step, by find", func() []string {
+			return []string{"find", "cudart", "--config", config("[search]\norder = [\"cnda\"]\n")}
+		}, exitUsage, []string{`config $P:2:1: search.order names unknown step "cnda" (did you mean "conda"?) (known: already-loaded, canary, conda, envroots, programfiles, system, wheels)`}},
+		{"a value of the wrong type", func() []string {
+			return []string{"config", "check", config("[search]\norder = \"wheels\"\n")}
+		}, exitUsage, []string{`config $P:2:1: search.order: expected an array, found a string`}},
+		{"two plugins that cannot load", func() []string {
+			return []string{"config", "check", config("[plugin.a]\nsource = \"a.wasm\"\nsha256 = \"" + pin + "\"\n[plugin.b]\nsource = \"b.wasm\"\nsha256 = \"" + pin + "\"\n")}
+		}, exitUsage, []string{`config $P:2:1: plugin "a": not a valid wasm module`, `config $P:5:1: plugin "b": not a valid wasm module`}},
+		{"an unknown library", func() []string { return []string{"find", "cudartt"} }, exitNotFound,
+			[]string{`unknown library "cudartt" (did you mean "cudart" or "cuda"?)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := run(t, tt.args()...)
+			lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+			if code != tt.code || len(lines) != len(tt.stderr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %d lines", code, errOut, tt.code, len(tt.stderr))
+			}
+			for i, want := range tt.stderr {
+				want = "pathfinder: " + strings.ReplaceAll(want, "$P", filepath.Join(dir, "p.toml"))
+				if !strings.HasPrefix(lines[i], want) || strings.Count(lines[i], "pathfinder: ") != 1 {
+					t.Errorf("line %d: %q\nwant it to start %q, with the prefix once", i+1, lines[i], want)
+				}
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

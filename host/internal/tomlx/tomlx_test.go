@@ -1,0 +1,44 @@
+package tomlx
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecode_Errors(t *testing.T) {
+	type target struct {
+		Search struct {
+			Order   *[]string `toml:"order"`
+			Enabled *bool     `toml:"enabled"`
+		} `toml:"search"`
+		Plugin map[string]struct {
+			Read    *[]string         `toml:"read"`
+			Options map[string]string `toml:"options"`
+		} `toml:"plugin"`
+	}
+	tests := []struct {
+		name, data, want, key string
+	}{
+		{"a string for an array", "[search]\norder = \"wheels\"\n", `p.toml:2:1: search.order: expected an array, found a string`, "search.order"},
+		{"an array of numbers", "[search]\n\n  order = [1, 2]\n", `p.toml:3:3: search.order: expected a string, found an integer`, "search.order"},
+		{"a number for a boolean", "[search]\nenabled = 3\n", `p.toml:2:1: search.enabled: expected true or false, found an integer`, "search.enabled"},
+		{"a quoted table name", "[plugin.\"a.b\"]\nread = \"/opt\"\n", `p.toml:2:1: plugin."a.b".read: expected an array, found a string`, `plugin."a.b".read`},
+		{"a table for a string", "[plugin.x.options]\nroot = { a = 1 }\n", `p.toml:2:1: plugin.x.options.root: expected a string, found a table`, "plugin.x.options.root"},
+		{"syntax", "[search\n", "p.toml:2:8: expected '.' or ']' to end table name", ""},
+		{"unknown key", "[search]\nordr = []\n", `p.toml:2:1: unknown key "search.ordr"`, "search.ordr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v target
+			err := Decode("p.toml", []byte(tt.data), &v)
+			var te *Error
+			if !errors.As(err, &te) || !strings.HasPrefix(err.Error(), tt.want) || te.Key != tt.key {
+				t.Fatalf("Decode: %v (%#v); want %q for key %q", err, te, tt.want, tt.key)
+			}
+			if strings.Contains(err.Error(), "toml: ") || strings.Contains(err.Error(), "destination") {
+				t.Fatalf("toml's own words: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+// Package inspect is what a host.Finder tells the pathfinder command about itself beyond the Go
+// API: its effective settings, descriptor packs and plugins, the site-packages it found. A Go
+// program has no use for these; they live here, outside host/ so that cmd/ can import them and
+// under internal/ so that no one else does. host fills in Of and CheckConfigFile when it starts.
+package inspect
+
+import (
+	"context"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+)
+
+// Finder is what a host.Finder tells about itself.
+type Finder interface {
+	// ConfigFiles lists the configuration layers that were read, in order.
+	ConfigFiles() []string
+	// Settings lists the effective configuration, key by key, with where each value came from. Keys
+	// no layer set are listed with their default and the origin "default".
+	Settings() []Setting
+	// Packs lists the descriptor packs that were read, in the order they were read.
+	Packs() []PackInfo
+	// PackDirs lists every place packs were looked for, in order, and whether it exists.
+	PackDirs() []PackDir
+	// Plugins lists every configured plugin, by name, loading each module to ask it what it is. It
+	// never fails: what is wrong is in Problems.
+	Plugins(ctx context.Context) []PluginInfo
+	// SitePackages is the site-packages directories the wheels step searches, in order.
+	SitePackages() []string
+	// IgnoredInputs lists the directory variables that some search would use but passes over.
+	IgnoredInputs() []IgnoredInput
+	// CacheDir is the directory of the on-disk compilation cache, or "" when it is off.
+	CacheDir() string
+	// Order returns the step order that applies to the library name.
+	Order(name string) []string
+	// FileNames returns the file names a search for name of kind looks for on the Finder's platform.
+	FileNames(kind abi.Kind, name string) []string
+}
+
+// Of returns what finder, a *host.Finder, tells about itself. host sets it: this package cannot
+// import host, which imports it.
+var Of func(finder any) Finder
+
+// CheckConfigFile validates one config file as the only layer over the built-in defaults, its
+// plugins loaded and asked what they are (`pathfinder config check`). host sets it.
+var CheckConfigFile func(ctx context.Context, file string) error
+
+// IgnoredInput is a variable a search would have used but passed over, and why.
+type IgnoredInput struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
+
+// Where descriptor packs come from, in the order they are read. A later pack may redefine a library
+// of an earlier one only with replaces = true.
+const (
+	PackFromBuiltin = "builtin"           // builtin:nvidia.toml, inside the binary
+	PackFromSystem  = "system"            // /etc/pathfinder/packs.d
+	PackFromUser    = "user"              // $XDG_CONFIG_HOME/pathfinder/packs.d
+	PackFromVenv    = "$VIRTUAL_ENV"      // $VIRTUAL_ENV/share/pathfinder/packs.d, so a pip package can ship one
+	PackFromConda   = "$CONDA_PREFIX"     // $CONDA_PREFIX/share/pathfinder/packs.d, so a conda package can ship one
+	PackFromEnv     = "$PATHFINDER_PACKS" // files or directories, a path list
+	PackFromConfig  = "config"            // [packs] dirs
+)
+
+// PackInfo is a descriptor pack that was read.
+type PackInfo struct {
+	File   string `json:"file"`   // the pack's absolute path, or builtin:nvidia.toml
+	Origin string `json:"origin"` // a PackFrom constant; for config, "config FILE:LINE:COL" of the [packs] dirs that named it
+	// Libraries are the names the pack defines, by kind, in pack order.
+	Libraries map[abi.Kind][]string `json:"libraries"`
+	// Replaces lists what it redefines with replaces = true: `library "cudart" of builtin:nvidia.toml`.
+	Replaces []string `json:"replaces,omitempty"`
+	// ReplacedBy lists what a later pack redefined: `library "cudart" by /etc/pathfinder/packs.d/a.toml`.
+	ReplacedBy []string `json:"replaced_by,omitempty"`
+}
+
+// PackDir is a place packs are looked for and whether it exists.
+type PackDir struct {
+	Path    string `json:"path"`
+	Origin  string `json:"origin"`
+	Present bool   `json:"present"`
+	Note    string `json:"note,omitempty"` // why it was not looked at
+}
+
+// PluginInfo is a configured plugin step: where it comes from, what it is, and what it is granted.
+type PluginInfo struct {
+	Name   string `json:"name"`
+	Source string `json:"source"` // "builtin:wheels", or the .wasm file's absolute path
+	SHA256 string `json:"sha256"` // of the module's bytes as they are now; "" when unreadable
+	Pinned bool   `json:"pinned"` // the config pins the hash (and SHA256 matched it, or Problems says not)
+	// What the module says about itself through its describe export; ABI 0 when it has none (the
+	// version is then checked when it first searches) or could not be loaded (see Problems).
+	ABI      int      `json:"abi"`
+	Version  string   `json:"version,omitempty"`
+	Searches []string `json:"searches,omitempty"` // the searches the module registers
+	Wants    []string `json:"wants_env,omitempty"`
+	// What the config grants.
+	Env           []string          `json:"env"`
+	Read          []string          `json:"read"`
+	Capabilities  []string          `json:"capabilities"`
+	Memory        string            `json:"memory"`
+	Timeout       string            `json:"timeout"`
+	AllowWritable bool              `json:"allow_writable,omitempty"`
+	Options       map[string]string `json:"options,omitempty"`
+	DefinedIn     string            `json:"defined_in"` // the file:line:col of its source key
+	UsedIn        []string          `json:"used_in"`    // the step orders that name it
+	// Problems are why the plugin cannot run, or what it asks for that it is not granted.
+	Problems []string `json:"problems,omitempty"`
+}
