@@ -2,6 +2,7 @@ package candidate
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -62,4 +63,30 @@ func FuzzDecodeResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeResponse_overTheBoundCostsLittle: a response of 200,000 candidates is refused for what
+// reading its first 1,000 costs, not for what decoding all of them would (about 30 MB).
+func TestDecodeResponse_overTheBoundCostsLittle(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"candidates":[`)
+	for i := range 200_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"path":"/site/nvidia/cu13/lib/libcudart.so.13","found_via":"x"}`)
+	}
+	b.WriteString(`]}`)
+	data := []byte(b.String())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := DecodeResponse(data)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "200000 candidates, over the 1000 a step may propose") {
+		t.Fatalf("DecodeResponse: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Fatalf("refusing %d bytes of candidates allocated %d bytes", len(data), alloc)
+	}
 }
