@@ -175,37 +175,6 @@ func TestDidYouMean(t *testing.T) {
 	}
 }
 
-func Test_nearest(t *testing.T) {
-	options := []string{"find", "load", "explain", "list", "plugin", "plugins", "config", "completion"}
-	tests := []struct {
-		name, s string
-		want    []string
-	}{
-		{"one letter missing", "fnd", []string{"find"}},
-		{"two letters swapped", "fidn", []string{"find"}},
-		{"one letter wrong", "lost", []string{"list"}},
-		{"a unique prefix", "expl", []string{"explain"}},
-		{"a prefix of two", "plugi", []string{"plugin"}}, // plugin is one letter away, plugins two
-		{"a prefix of two, far from both", "co", nil},
-		{"two off in a long word", "complteion", []string{"completion"}},
-		{"two off in a short word", "fxnx", nil},
-		{"a tie", "lod", []string{"load"}},
-		{"nothing near", "resolve", nil},
-		{"empty", "", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := nearest(tt.s, options)
-			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
-				t.Fatalf("nearest(%q) = %q, want %q", tt.s, got, tt.want)
-			}
-		})
-	}
-	if got := nearest("lis", []string{"lisp", "list"}); len(got) != 2 {
-		t.Fatalf("a tie gives both: %q", got)
-	}
-}
-
 // TestErrors_prefixOnce: every error, from the command line, a config or the search, starts with
 // "pathfinder: " and never carries it twice.
 func TestErrors_prefixOnce(t *testing.T) {
