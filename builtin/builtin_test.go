@@ -126,3 +126,11 @@ func TestEveryStepIsCompared(t *testing.T) {
 		}
 	}
 }
+
+// TestStepsModuleSize: README and docs call the first-party module 45 KB, and its size is what
+// makes a fresh process cheap (docs/performance.md): a change that grows it past 48 KiB says so here.
+func TestStepsModuleSize(t *testing.T) {
+	if n := len(StepsModule()); n > 48<<10 || n < 40<<10 {
+		t.Fatalf("builtin/steps.wasm is %d bytes; README and docs/performance.md say 45 KB", n)
+	}
+}
