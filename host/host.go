@@ -116,6 +116,8 @@ type Finder struct {
 	modules  map[string]*wasm.Module // by plugin name
 	roots    map[string]*os.Root     // granted directories, opened once
 	resolved sync.Map                // library name -> resolved: what the loader model says, for canaries
+	broad    sync.Map                // overBroad's verdicts, by directory and what it is
+	regrants sync.Map                // revalidate's grants, by plugin and the entry's own grant inputs
 
 	hooks hooks
 }

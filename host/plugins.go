@@ -120,7 +120,7 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 			g.roots = append(g.roots, abi.Root{Path: guest, Role: role})
 			return
 		}
-		if err := config.OverBroad(paths, dir); err != nil {
+		if err := f.overBroad(paths, dir); err != nil {
 			g.note(fmt.Sprintf("not granted %s (%s): %v", dir, role, err))
 			return
 		}
@@ -200,6 +200,25 @@ func (f *Finder) openRoot(dir string, rec *observe.Recorder) (*os.Root, error) {
 	}
 	f.roots[dir] = r
 	return r, nil
+}
+
+// overBroad is config.OverBroad, remembered per directory while it is the same directory: it
+// resolves every symlink on the way, which was a third of re-validating a cached answer.
+func (f *Finder) overBroad(paths guestpath.Map, dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return config.OverBroad(paths, dir)
+	}
+	type verdict struct {
+		fi  os.FileInfo
+		err error
+	}
+	if v, ok := f.broad.Load(dir); ok && os.SameFile(v.(verdict).fi, fi) {
+		return v.(verdict).err
+	}
+	err = config.OverBroad(paths, dir)
+	f.broad.Store(dir, verdict{fi, err})
+	return err
 }
 
 // callPlugin builds the request and grants for one plugin step and runs it.

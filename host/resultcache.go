@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
@@ -91,17 +93,25 @@ func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error
 	if p == nil {
 		return lib, errors.New("no such plugin")
 	}
-	g := f.grant(p, e, rec)
-	guest, err := g.dirs.Paths.ToGuest(lib.Path)
+	// The step's grants are the same for every library that has no grants of its own (its install
+	// roots, its canaries): made once per Finder. What they depend on, the entry's observations hold.
+	key := p.Name + "\x00" + strings.Join(e.InstallRootEnvVars, ",") + "\x00" + strings.Join(e.CanaryAnchors, ",")
+	v, ok := f.regrants.Load(key)
+	if !ok {
+		v = f.grant(p, e, rec).dirs
+		f.regrants.Store(key, v)
+	}
+	dirs := v.(candidate.Granted)
+	dirs.Rec, dirs.Deadline = rec, time.Time{} // no plugin ran: the check is the whole cost
+	guest, err := dirs.Paths.ToGuest(lib.Path)
 	if err != nil {
 		return lib, err
 	}
-	g.dirs.Deadline = time.Time{} // no plugin ran: the check is the whole cost
-	host, err := g.dirs.Check(guest, e, f.platform)
+	host, err := dirs.Check(guest, e, f.platform)
 	if err == nil && host != lib.Path {
 		err = errors.New("not the path it names")
 	}
-	lib.FoundVia = g.dirs.FoundVia(guest, lib.Step)
+	lib.FoundVia = dirs.FoundVia(guest, lib.Step)
 	return lib, err
 }
 

@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -218,11 +219,43 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 		c.Close()
 		return nil, errors.New("changed while it was being checked")
 	}
-	if c.Needs, err = CheckContent(file, fi, e, plat); err != nil {
+	if c.Needs, err = checkContentOnce(file, now, e, plat); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// checked holds CheckContent's verdicts of this process, by the file's identity and its change time:
+// a file written since has another ctime, which the kernel sets and no user can, so a verdict is
+// reused only for the very content it judged. Re-validating a cached answer is then one open and
+// one fstat, where reading its ELF headers again was a fifth of a warm find of every library.
+var checked sync.Map // contentKey -> contentVerdict
+
+type contentKey struct {
+	id    fileID
+	entry *catalog.Entry // the declared names a DT_SONAME is judged against
+	plat  abi.Platform
+}
+
+type contentVerdict struct {
+	needs ldso.Needs
+	err   error
+}
+
+// checkContentOnce is CheckContent, remembered for the open file f that fi (its fstat) describes.
+func checkContentOnce(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (ldso.Needs, error) {
+	id, ok := identify(fi)
+	if !ok {
+		return CheckContent(f, fi, e, plat)
+	}
+	key := contentKey{id, e, plat}
+	if v, ok := checked.Load(key); ok {
+		return v.(contentVerdict).needs, v.(contentVerdict).err
+	}
+	needs, err := CheckContent(f, fi, e, plat)
+	checked.Store(key, contentVerdict{needs, err})
+	return needs, err
 }
 
 // stat stats rel inside dir, confined, and records what it saw: validation's verdict depends on it.
