@@ -150,7 +150,7 @@ var errStub = errors.New("a stubs/ library: for linking only, never loaded")
 // Check checks a candidate, the guest path p, before anything uses it: its host path (the path
 // loaded and printed), or why it is refused.
 func (g *Granted) Check(p string, e *catalog.Entry, plat abi.Platform) (string, error) {
-	c, err := g.Open(p, e, plat)
+	c, err := g.open(p, e, plat, false)
 	if err != nil {
 		return "", err
 	}
@@ -160,6 +160,12 @@ func (g *Granted) Check(p string, e *catalog.Entry, plat abi.Platform) (string, 
 
 // Open is Check that keeps the file open for what comes next: a load, a look at what it needs.
 func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, error) {
+	return g.open(p, e, plat, true)
+}
+
+// open is Open; without keep, a file whose content this process judged already (checked) is not
+// opened again.
+func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (*File, error) {
 	if !g.Deadline.IsZero() && time.Now().After(g.Deadline) {
 		return nil, errors.New("not checked: the step's timeout had passed")
 	}
@@ -209,6 +215,9 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
+	if v, ok := judged(fi, e, plat); ok && !keep {
+		return &File{Host: h, Info: fi, Needs: v.needs}, v.err
+	}
 	file, now, err := observe.OpenIn(dir.Root, rel, fi) // a FIFO swapped in since the stat would block a plain open
 	if err != nil {
 		return nil, unwrapPath(err)
@@ -249,13 +258,25 @@ func checkContentOnce(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Pla
 	if !ok {
 		return CheckContent(f, fi, e, plat)
 	}
-	key := contentKey{id, e, plat}
-	if v, ok := checked.Load(key); ok {
-		return v.(contentVerdict).needs, v.(contentVerdict).err
+	if v, ok := judged(fi, e, plat); ok {
+		return v.needs, v.err
 	}
 	needs, err := CheckContent(f, fi, e, plat)
-	checked.Store(key, contentVerdict{needs, err})
+	checked.Store(contentKey{id, e, plat}, contentVerdict{needs, err})
 	return needs, err
+}
+
+// judged is the verdict this process gave the content fi describes, if it gave one.
+func judged(fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (contentVerdict, bool) {
+	id, ok := identify(fi)
+	if !ok {
+		return contentVerdict{}, false
+	}
+	v, ok := checked.Load(contentKey{id, e, plat})
+	if !ok {
+		return contentVerdict{}, false
+	}
+	return v.(contentVerdict), true
 }
 
 // stat stats rel inside dir, confined, and records what it saw: validation's verdict depends on it.
