@@ -83,7 +83,8 @@ func TestPluginFile_Errors(t *testing.T) {
 			func(t *testing.T, dir string) {
 				put(t, dir, "a/b/site.wasm", module)
 				os.Chmod(filepath.Join(dir, "a/b/site.wasm"), 0o644)
-				os.Chmod(filepath.Join(dir, "a"), 0o770) // writable by its group
+				os.Chmod(filepath.Join(dir, "a"), 0o770) // writable by its group, one others are in
+				os.Chown(filepath.Join(dir, "a"), -1, 100)
 				os.Symlink(filepath.Join(dir, "a/b/site.wasm"), filepath.Join(dir, "link.wasm"))
 			},
 			`directory $DIR/a is writable by others than its owner (mode 0770)`},

@@ -441,7 +441,7 @@ func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.File
 	}
 	// Where another user could change the path between the check and the load, the loader is
 	// given the checked file itself; elsewhere the path, which keeps $ORIGIN meaning its directory.
-	viaDescriptor := trust.Replaceable(c.Host) != nil
+	viaDescriptor := trust.OthersCanReplace(c.Host) != nil
 	if h := r.f.hooks.beforeLoad; h != nil {
 		h(c.Host)
 	}

@@ -72,7 +72,7 @@ func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs ldso.Nee
 	}
 	if loaded := r.alreadyLoaded(); loaded != nil && loaded.Path != lib.Path {
 		ct.Note = fmt.Sprintf("a load returns the copy already in this process, %s: a process never gets a second copy", loaded.Path)
-	} else if err := trust.Replaceable(lib.Path); err != nil && r.f.platform.OS == "linux" {
+	} else if err := trust.OthersCanReplace(lib.Path); err != nil && r.f.platform.OS == "linux" {
 		ct.Note = fmt.Sprintf("a load goes through the checked file's descriptor, as %v: $ORIGIN in its DT_RUNPATH then means /proc/self/fd", err)
 	}
 	l, err := r.f.loaderModel(r.rec)

@@ -152,7 +152,7 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 		}
 	}
 	ex := f.Explain(bg, DynamicLib, "viafd")
-	if c := ex.Steps[0].Candidates; len(c) != 1 || !strings.Contains(c[0].Note, "a load goes through the checked file's descriptor, as "+lib+" is writable by others") {
+	if c := ex.Steps[0].Candidates; len(c) != 1 || !strings.Contains(c[0].Note, "a load goes through the checked file's descriptor, as directory "+lib+" is writable by others") {
 		t.Fatalf("explain: %+v", ex.Steps[0].Candidates)
 	}
 	got, err := f.Load(bg, "viafd")

@@ -9,8 +9,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -83,16 +83,13 @@ func readFile(path string) ([]byte, error) {
 }
 
 // Usable reports whether dir may hold caches: it does not exist yet (it will be made 0755), or it is
-// a directory that only its owner, and that owner is this user or root, may write; and every
-// directory above it is trusted as Untrusted says. Whoever can write a cache decides what is found
-// and, for compiled code, what runs.
+// a directory that no one but this user or root can change, nor any directory above it
+// (trust.OthersCanChange). Whoever can write a cache decides what is found and, for compiled code,
+// what runs.
 func Usable(dir string) bool {
 	fi, err := os.Stat(dir)
-	if err == nil && !(fi.IsDir() && privateTo(fi)) || err != nil && !os.IsNotExist(err) {
+	if err == nil && !fi.IsDir() || err != nil && !os.IsNotExist(err) {
 		return false
 	}
-	return Untrusted(dir) == ""
+	return trust.OthersCanChange(dir) == nil
 }
-
-// Private reports whether fi is owned by this user or root and writable by no one else.
-func Private(fi fs.FileInfo) bool { return privateTo(fi) }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 	"io"
 	"io/fs"
 	"os"
@@ -184,7 +185,7 @@ func (c *Config) CheckPins(base string) error {
 // checkPluginFile refuses, when the config is read, a plugin file that is missing or not a regular
 // file, and one that others than its owner may write or replace, unless the config says
 // allow_writable = true: whoever can write it can run code in every process that searches. A file
-// that is not pinned by its hash must be out of every other user's reach (cachefile.Untrusted: it,
+// that is not pinned by its hash must be out of every other user's reach (trust.OthersCanChange: it,
 // every directory above it and every symlink on the way is this user's or root's, and none is
 // writable by others), as ssh wants of a key file; a pinned one is checked by its hash each time it
 // is loaded instead, so a swapped file is refused there.
@@ -208,9 +209,9 @@ func (c *Config) checkPluginFile(p *Plugin) error {
 	if p.SHA256 != "" {
 		return nil
 	}
-	if why := cachefile.Untrusted(file); why != "" {
-		return c.pluginErrorAt(p, "source", "read", fmt.Errorf("%s: %s, so another user could replace it: refused; pin it with sha256, keep it where only you or root can write, or set allow_writable = true in [plugin.%s]",
-			file, why, p.Name))
+	if err := trust.OthersCanChange(file); err != nil {
+		return c.pluginErrorAt(p, "source", "read", fmt.Errorf("%s: %v, so another user could replace it: refused; pin it with sha256, keep it where only you or root can write, or set allow_writable = true in [plugin.%s]",
+			file, err, p.Name))
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func TestReplaceable(t *testing.T) {
+func TestOthersCanReplace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give files to another user")
 	}
@@ -55,19 +55,18 @@ func TestReplaceable(t *testing.T) {
 		{"every directory private", safe, ""},
 		{"a directory others may write", groupWritable, "shared/lib is writable by others than its owner (mode 0775)"},
 		{"own entry in a sticky directory", ownInSticky, ""},
-		{"another user's entry in a sticky directory", theirs, "libtheirs.so.1 is in"},
+		{"another user's entry in a sticky directory", theirs, "libtheirs.so.1 is owned by uid 65534"},
 		{"a directory of another user", ownedFile, "owned is owned by uid 65534"},
 		{"a private symlink to a directory others may write", filepath.Join(link, "libx.so.1"), "shared/lib is writable by others"},
-		{"relative", "lib/libx.so.1", "not an absolute path"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Replaceable(c.path)
+			err := OthersCanReplace(c.path)
 			switch {
 			case c.err == "" && err != nil:
-				t.Fatalf("Replaceable(%s) = %v; want nil", c.path, err)
+				t.Fatalf("OthersCanReplace(%s) = %v; want nil", c.path, err)
 			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-				t.Fatalf("Replaceable(%s) = %v; want an error saying %q", c.path, err, c.err)
+				t.Fatalf("OthersCanReplace(%s) = %v; want an error saying %q", c.path, err, c.err)
 			}
 		})
 	}
@@ -104,8 +103,70 @@ func TestReplaceable_userPrivateGroup(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			accounts(tt.group, tt.passwd)
-			if err := Replaceable(p); (err == nil) != tt.private {
+			if err := OthersCanReplace(p); (err == nil) != tt.private {
 				t.Fatalf("Replaceable = %v; want private %v", err, tt.private)
+			}
+		})
+	}
+}
+
+func TestOthersCanChange(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a directory to another user")
+	}
+	mk := func(t *testing.T, dir, rel string, mode os.FileMode) string {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(p, 0o700)
+		os.Chmod(p, mode)
+		return p
+	}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string) string
+		want  string // "" for trusted; $DIR is the test's directory
+	}{
+		{"private", func(t *testing.T, dir string) string { return mk(t, dir, "a/b", 0o755) }, ""},
+		{"missing below private", func(t *testing.T, dir string) string { return filepath.Join(dir, "x/y/z") }, ""},
+		{"itself writable by others", func(t *testing.T, dir string) string { return mk(t, dir, "a", 0o777) },
+			"directory $DIR/a is writable by others than its owner (mode 0777)"},
+		{"a file writable by its group", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "f")
+			os.WriteFile(p, nil, 0o664)
+			os.Chmod(p, 0o664)
+			os.Chown(p, 0, 100) // a group others are in
+			return p
+		}, "file $DIR/f is writable by others than its owner (mode 0664)"},
+		{"sticky", func(t *testing.T, dir string) string {
+			mk(t, dir, "tmp", 0o777|os.ModeSticky)
+			return mk(t, dir, "tmp/mine", 0o700)
+		}, ""},
+		{"sticky, but another user's entry", func(t *testing.T, dir string) string {
+			mk(t, dir, "tmp", 0o777|os.ModeSticky)
+			p := mk(t, dir, "tmp/theirs", 0o755)
+			os.Chown(p, 65534, 65534)
+			return filepath.Join(p, "f")
+		}, "$DIR/tmp/theirs is owned by uid 65534, neither this user nor root"},
+		{"dot-dot through a symlink is resolved as the kernel does", func(t *testing.T, dir string) string {
+			mk(t, dir, "w/sub", 0o755)
+			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			os.Symlink(filepath.Join(dir, "w/sub"), filepath.Join(dir, "link"))
+			return dir + "/link/../x" // $DIR/w/x, in the directory others can write (not $DIR/x, as Clean would say)
+		}, "directory $DIR/w is writable by others than its owner (mode 0777)"},
+		{"a symlink loop", func(t *testing.T, dir string) string {
+			os.Symlink("loop", filepath.Join(dir, "loop"))
+			return filepath.Join(dir, "loop/x")
+		}, "too many levels of symbolic links"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			got := ""
+			if err := OthersCanChange(tt.setup(t, dir)); err != nil {
+				got = err.Error()
+			}
+			want := strings.ReplaceAll(tt.want, "$DIR", dir)
+			if want == "" && got != "" || want != "" && !strings.Contains(got, want) {
+				t.Fatalf("OthersCanChange = %q, want %q", got, want)
 			}
 		})
 	}

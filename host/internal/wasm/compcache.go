@@ -3,6 +3,7 @@ package wasm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 	"io"
 	"io/fs"
 	"os"
@@ -61,9 +62,9 @@ func dirSum(dir string) string {
 		case err != nil:
 			trusted = false
 		case d.IsDir():
-			trusted = trusted && cachefile.Private(fi)
+			trusted = trusted && trust.Private(fi)
 		case d.Type().IsRegular():
-			trusted = trusted && cachefile.Private(fi)
+			trusted = trusted && trust.Private(fi)
 			files = append(files, p)
 		default:
 			trusted = false

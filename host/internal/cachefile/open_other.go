@@ -1,0 +1,5 @@
+//go:build !unix
+
+package cachefile
+
+const openFlags = 0

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package trust
-
-import "io/fs"
-
-func owner(fs.FileInfo) (int, bool) { return 0, false }
-
-func group(fs.FileInfo) (int, bool) { return 0, false }
