@@ -87,23 +87,23 @@ func rows(name string, data []byte, header []string, fn func(line int, f []strin
 		f := strings.Split(text, "\t")
 		if !sawHeader {
 			if strings.Join(f, "\t") != strings.Join(header, "\t") {
-				return fmt.Errorf("pathfinder: %s:%d: header is %q, want %q", name, line, text, strings.Join(header, "\t"))
+				return fmt.Errorf("%s:%d: header is %q, want %q", name, line, text, strings.Join(header, "\t"))
 			}
 			sawHeader = true
 			continue
 		}
 		if len(f) != len(header) {
-			return fmt.Errorf("pathfinder: %s:%d: %d fields, want %d", name, line, len(f), len(header))
+			return fmt.Errorf("%s:%d: %d fields, want %d", name, line, len(f), len(header))
 		}
 		if err := fn(line, f); err != nil {
-			return fmt.Errorf("pathfinder: %s:%d: %w", name, line, err)
+			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("pathfinder: %s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if !sawHeader {
-		return fmt.Errorf("pathfinder: %s: no header line", name)
+		return fmt.Errorf("%s: no header line", name)
 	}
 	return nil
 }
@@ -134,7 +134,7 @@ func parseCUDAReleases(data []byte) ([]CUDARelease, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("pathfinder: %s: no rows", cudaFile)
+		return nil, fmt.Errorf("%s: no rows", cudaFile)
 	}
 	return out, nil
 }
@@ -175,7 +175,7 @@ func parsePCIDevices(data []byte) (map[uint16]PCIDevice, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("pathfinder: %s: no rows", pciFile)
+		return nil, fmt.Errorf("%s: no rows", pciFile)
 	}
 	return out, nil
 }

@@ -143,8 +143,9 @@ func TestParse_Errors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if !strings.HasPrefix(err.Error(), "pathfinder: ") || !strings.Contains(err.Error(), tc.wants) {
-				t.Fatalf("error %q, want it to contain %q", err, tc.wants)
+			// The file and line lead, with no program prefix: the command adds "pathfinder: ".
+			if strings.HasPrefix(err.Error(), "pathfinder: ") || !strings.Contains(err.Error(), tc.wants) {
+				t.Fatalf("error %q, want it to contain %q, with no prefix", err, tc.wants)
 			}
 		})
 	}
