@@ -74,7 +74,7 @@ func TestOthersCanReplace(t *testing.T) {
 
 // TestReplaceable_userPrivateGroup: a group-writable directory whose group is this user's own and no
 // one else's (a user private group, umask 002) lets no one else in; any other group does.
-func TestReplaceable_userPrivateGroup(t *testing.T) {
+func TestOthersCanReplace_userPrivateGroup(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give a directory a group")
 	}
@@ -104,7 +104,7 @@ func TestReplaceable_userPrivateGroup(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			accounts(tt.group, tt.passwd)
 			if err := OthersCanReplace(p); (err == nil) != tt.private {
-				t.Fatalf("Replaceable = %v; want private %v", err, tt.private)
+				t.Fatalf("OthersCanReplace = %v; want private %v", err, tt.private)
 			}
 		})
 	}
