@@ -267,7 +267,9 @@ func TestReliability_sequentialSearches(t *testing.T) {
 	if g := grown(half.heapInuse, end.heapInuse); g > 16<<20 {
 		t.Errorf("heap grew by %.1f MiB over the last %d searches", mib(g), n-n/2)
 	}
-	if g := grown(half.rss, end.rss); g > 64<<20 {
+	// Under the race detector RSS holds its shadow memory too, and moved by 70 MiB in a full run
+	// with the heap flat: there the heap alone is held, and .ci/run runs this test without -race.
+	if g := grown(half.rss, end.rss); g > 64<<20 && !raceEnabled {
 		t.Errorf("RSS grew by %.1f MiB over the last %d searches", mib(g), n-n/2)
 	}
 }
@@ -310,7 +312,7 @@ func TestReliability_manyFinders(t *testing.T) {
 	if g := grown(warm.heapInuse, end.heapInuse); g > 8<<20 {
 		t.Errorf("heap grew by %.1f MiB over %d closed Finders", mib(g), n)
 	}
-	if g := grown(warm.rss, end.rss); g > 64<<20 {
+	if g := grown(warm.rss, end.rss); g > 64<<20 && !raceEnabled { // see TestReliability_sequentialSearches
 		t.Errorf("RSS grew by %.1f MiB over %d closed Finders", mib(g), n)
 	}
 }
