@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -239,7 +240,14 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 // a file written since has another ctime, which the kernel sets and no user can, so a verdict is
 // reused only for the very content it judged. Re-validating a cached answer is then one open and
 // one fstat, where reading its ELF headers again was a fifth of a warm find of every library.
-var checked sync.Map // contentKey -> contentVerdict
+// It is emptied when it holds maxChecked verdicts: a long-lived process whose files keep changing
+// would otherwise keep every old one.
+var (
+	checked  sync.Map // contentKey -> contentVerdict
+	nChecked atomic.Int64
+)
+
+const maxChecked = 4096
 
 type contentKey struct {
 	id    fileID
@@ -262,6 +270,10 @@ func checkContentOnce(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Pla
 		return v.needs, v.err
 	}
 	needs, err := CheckContent(f, fi, e, plat)
+	if nChecked.Add(1) > maxChecked {
+		checked.Clear()
+		nChecked.Store(1)
+	}
 	checked.Store(contentKey{id, e, plat}, contentVerdict{needs, err})
 	return needs, err
 }
