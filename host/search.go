@@ -199,6 +199,18 @@ type run struct {
 	rec *observe.Recorder
 	// loadErr is a found file the loader would not load: the search stops there.
 	loadErr *loadFailure
+	// model is the search's one model of the OS loader, made on first use: it reads the
+	// interpreter and ld.so.cache once for every resolution the search makes.
+	model    *ldso.Loader
+	modelErr error
+}
+
+// loaderModel is the Finder's loaderModel, one per search.
+func (r *run) loaderModel() (*ldso.Loader, error) {
+	if r.model == nil && r.modelErr == nil {
+		r.model, r.modelErr = r.f.loaderModel(r.rec)
+	}
+	return r.model, r.modelErr
 }
 
 // rootedLibrary is a valid candidate and the root it came from: the granted directory it is in (a
@@ -296,7 +308,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 	if lib := r.alreadyLoaded(); lib != nil {
 		return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
 	}
-	model, _ := r.f.loaderModel(r.rec) // nil where the loader is not modeled
+	model, _ := r.loaderModel() // nil where the loader is not modeled
 	st.Outcome = OutcomeNothing
 	for _, n := range names {
 		var res ldso.Resolution

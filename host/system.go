@@ -19,7 +19,7 @@ import (
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
 // Where the search reaches a stub first, the answer is the place it would reach next, as for load.
 func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
-	l, err := r.f.loaderModel(r.rec)
+	l, err := r.loaderModel()
 	if err != nil {
 		st.Outcome, st.Detail = OutcomeSkipped, err.Error()
 		return nil
@@ -75,7 +75,7 @@ func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs ldso.Nee
 	} else if err := trust.OthersCanReplace(lib.Path); err != nil && r.f.platform.OS == "linux" {
 		ct.Note = fmt.Sprintf("a load goes through the checked file's descriptor, as %v: $ORIGIN in its DT_RUNPATH then means /proc/self/fd", err)
 	}
-	l, err := r.f.loaderModel(r.rec)
+	l, err := r.loaderModel()
 	if err != nil {
 		return
 	}
