@@ -106,6 +106,12 @@ func runChild(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestExtensibility_helperProcess$")
 	cmd.Env = append(os.Environ(), "PATHFINDER_TEST_CHILD_ARGS="+strings.Join(args, "\x1f"))
+	return runCommand(t, cmd)
+}
+
+// runCommand runs cmd and returns what it printed and its exit status.
+func runCommand(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
