@@ -1,8 +1,9 @@
 // Command bench measures pathfinder against its floors and targets in one run and prints
 // min/median/max and ratios:
 //
-//	go run ./bench            # 15 runs per case
+//	go run ./bench                  # 15 runs per case
 //	go run ./bench -n 40
+//	go run ./bench -baseline HEAD~3 # also the pathfinder of another revision, side by side
 //
 // It builds pathfinder, a hello-world Go binary and a native (no wasm) search the same way
 // (CGO_ENABLED=0), makes a fake venv with real ELF libraries (gcc), and times fresh processes and
@@ -36,14 +37,15 @@ type result struct {
 
 func main() {
 	n := flag.Int("n", 15, "runs per case")
+	baseline := flag.String("baseline", "", "a git revision whose pathfinder is measured beside this one's in the find cases")
 	flag.Parse()
-	if err := run(*n); err != nil {
+	if err := run(*n, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int) error {
+func run(n int, baseline string) error {
 	tmp, err := os.MkdirTemp("", "pathfinder-bench-")
 	if err != nil {
 		return err
@@ -56,6 +58,20 @@ func run(n int) error {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	if baseline != "" {
+		src := filepath.Join(tmp, "baseline-src")
+		os.MkdirAll(src, 0o755)
+		archive := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", baseline, src)
+		if out, err := archive.CombinedOutput(); err != nil {
+			return fmt.Errorf("git archive %s: %v\n%s", baseline, err, out)
+		}
+		bins["baseline"] = filepath.Join(tmp, "bin", "baseline")
+		cmd := exec.Command("go", "build", "-o", bins["baseline"], "./cmd/pathfinder")
+		cmd.Dir, cmd.Env = src, append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s's pathfinder: %v\n%s", baseline, err, out)
 		}
 	}
 	libs, err := nativefind.Libraries()
@@ -76,18 +92,32 @@ func run(n int) error {
 		found = append(found, l.Name)
 	}
 	cudart := filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13")
+	// The same venv made of links, as uv's --link-mode=symlink makes it: each file a link into a cache.
+	linkSite := filepath.Join(tmp, "uv-venv", "lib", "python3.12", "site-packages")
+	if err := filepath.WalkDir(site, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(site, p)
+		os.MkdirAll(filepath.Dir(filepath.Join(linkSite, rel)), 0o755)
+		return os.Symlink(p, filepath.Join(linkSite, rel))
+	}); err != nil {
+		return err
+	}
 	env := []string{"PATHFINDER_SITE_PACKAGES=" + site, "HOME=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "PATH=/usr/bin:/bin"}
 	warm := "PATHFINDER_CACHE_DIR=" + filepath.Join(tmp, "warm-cache")
-	pf := func(extra string, args ...string) func() *exec.Cmd {
+	run := func(bin string, env []string, extra string, args ...string) func() *exec.Cmd {
 		return func() *exec.Cmd {
-			cmd := exec.Command(bins["pathfinder"], args...)
-			cmd.Env = append(env, extra)
+			cmd := exec.Command(bins[bin], args...)
+			cmd.Env = append(slices.Clone(env), extra)
 			return cmd
 		}
 	}
+	pf := func(extra string, args ...string) func() *exec.Cmd { return run("pathfinder", env, extra, args...) }
 	for _, args := range [][]string{{"find", "cudart"}, {"find", "nvfatbin"}, append([]string{"find"}, all...)} {
 		pf(warm, args...)().Run() // warm both caches
 	}
+	linkEnv := append(slices.Clone(env), "PATHFINDER_SITE_PACKAGES="+linkSite)
 
 	var rs []result
 	add := func(cases ...spec) { rs = append(rs, measure(cases)...) }
@@ -109,6 +139,34 @@ func run(n int) error {
 		}
 	}
 	add(procCase("find cudart, result cache invalidated (file touched)", "≤ 40 ms", "", n, touch(cudart)))
+
+	// The venv of links, and the baseline revision beside this one, round-robin: each binary keeps a
+	// warm cache of its own.
+	type finder struct{ name, bin string }
+	finders := []finder{{"", "pathfinder"}}
+	if baseline != "" {
+		finders = append(finders, finder{" [" + baseline + "]", "baseline"})
+	}
+	var warmCases, touchedCases []spec
+	for _, fd := range finders {
+		for _, s := range []struct {
+			name string
+			env  []string
+			lib  string
+		}{{"venv", env, cudart}, {"venv of links (uv)", linkEnv, cudart}} {
+			cache := "PATHFINDER_CACHE_DIR=" + filepath.Join(tmp, "cache-"+fd.bin+"-"+strings.ReplaceAll(s.name, " ", "-"))
+			mk := run(fd.bin, s.env, cache, "find", "cudart")
+			mk().Run()
+			warmCases = append(warmCases, procCase("find cudart, "+s.name+", warm"+fd.name, "", "hello-world Go binary", n, mk))
+			touchedCases = append(touchedCases, procCase("find cudart, "+s.name+", invalidated"+fd.name, "", "", n, func() *exec.Cmd {
+				now := time.Now()
+				os.Chtimes(s.lib, now, now)
+				return mk()
+			}))
+		}
+	}
+	add(warmCases...)
+	add(touchedCases...)
 	add(procCase("find nvfatbin (nowhere), result cache warm", "≤ 60 ms", "", n, pf(warm, "find", "nvfatbin")))
 	mkNF := pf(warm, "find", "nvfatbin")
 	add(procCase("find nvfatbin (nowhere), every step runs", "≤ 60 ms", "", n, func() *exec.Cmd {

@@ -148,15 +148,6 @@ func dump(ex *Explanation) string {
 }
 
 func TestFind_Errors(t *testing.T) {
-	site := t.TempDir()
-	outside := t.TempDir()
-	secret := put(t, outside, "libcudart.so.13", elfLib(t, "libcudart.so.13"))
-	if err := os.MkdirAll(filepath.Join(site, "nvidia/cu13/lib"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(secret, filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13")); err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
 		env     testEnv
@@ -169,9 +160,6 @@ func TestFind_Errors(t *testing.T) {
 		{name: "case is a close match", lib: "CUDART", is: ErrUnknown, message: `did you mean "cudart"`},
 		{name: "relative CUDA_HOME is refused", env: testEnv{"CUDA_HOME": "relative/cuda"}, lib: "curand", is: ErrNotFound,
 			message: `"curand" not found: looked for libcurand.so.10`, reason: "relative path: refused"},
-		// The sandbox cannot follow a symlink out of its root: the plugin does not even see the file.
-		{name: "a symlink out of the granted root is invisible to the plugin", env: testEnv{"PATHFINDER_SITE_PACKAGES": site}, lib: "cudart", is: ErrNotFound,
-			reason: "nvidia/cu13/lib: none of libcudart.so.13, libcudart.so.12"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,7 +281,8 @@ func TestGranted_validate(t *testing.T) {
 		{"long", "/" + strings.Repeat("a", 5000), "longer than 4096", linux},
 		{"directory", dir + "/lib64/sub", "not a regular file", linux},
 		{"missing", dir + "/lib64/libnope.so", "no such file", linux},
-		{"symlink out of the root", dir + "/lib64/libout.so.1", "path escapes from parent", linux},
+		// Checked where it leads, as any candidate: there, it is another library.
+		{"symlink out of the root", dir + "/lib64/libout.so.1", `its DT_SONAME is "libout.so.1"`, linux},
 		{"empty file", exe, "not an ELF file", linux},
 		{"other machine", lib, "not arm64", abi.Platform{OS: "linux", Arch: "arm64"}},
 		{"another DT_SONAME", impostor, `its DT_SONAME is "libevil.so.1", not one of the names declared for "x" (libx.so.1, libx.so.2, libx.so.3)`, linux},

@@ -124,8 +124,9 @@ type Finder struct {
 
 // hooks are what tests replace or watch in a Finder; the zero value is what runs in production.
 type hooks struct {
-	engine     *wasm.Engine      // an engine shared across Finders, instead of one of the Finder's own
-	beforeLoad func(path string) // runs between a candidate's validation and its load: tests swap the file
+	engine       *wasm.Engine      // an engine shared across Finders, instead of one of the Finder's own
+	beforeLoad   func(path string) // runs between a candidate's validation and its load: tests swap the file
+	beforeDlopen func(path string) // runs after the last check before the loader opens path: tests swap it
 	// paths and openRoot stand in for the host's path mapping and for opening a granted directory:
 	// tests run a Windows host's mapping over fake trees on any host.
 	paths    *guestpath.Map
@@ -228,9 +229,12 @@ func (f *Finder) native() bool {
 
 // Library is a library that was found.
 type Library struct {
-	Name     string `json:"name"`
-	Kind     Kind   `json:"kind"`
-	Path     string `json:"path"`
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	Path string `json:"path"`
+	// RealPath is where the links on Path's way lead, when there are any (a venv made of links into
+	// a cache, a Nix or Spack tree, a soname link): the file that was checked and is loaded.
+	RealPath string `json:"real_path,omitempty"`
 	FoundVia string `json:"found_via"` // cuda.pathfinder's label: "site-packages", "conda", "CUDA_HOME", ...
 	Step     string `json:"step"`      // the step that found it
 	// LoadProblem is what the loader model says would stop a load of this dynamic library (a

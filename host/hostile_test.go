@@ -227,15 +227,39 @@ func TestHostile_steps(t *testing.T) {
 				}
 			},
 			refused: "not a regular file (p"},
-		{name: "symlink out of the root", step: "hostile-candidates", options: candidates(lib),
+		// Links out of the root are followed, to be checked where they lead (issue 17); these lead
+		// nowhere a library could be.
+		{name: "a link loop", step: "hostile-candidates", options: candidates(lib),
+			setup:   hostileLink(func(d hostileDirs) string { return "libcudart.so.13" }),
+			refused: "more than 40 links on the way (a loop?)"},
+		{name: "a link to /dev/zero", step: "hostile-candidates", options: candidates(lib),
+			setup:   hostileLink(func(hostileDirs) string { return "/dev/zero" }),
+			refused: "leads into /proc, /sys or /dev, which no link reaches"},
+		{name: "a link to a FIFO outside the root", step: "hostile-candidates", options: candidates(lib),
 			setup: func(t *testing.T, d hostileDirs) {
-				target := put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13"))
-				os.MkdirAll(filepath.Join(d.root, "lib"), 0o755)
-				if err := os.Symlink(target, lib(d)[0]); err != nil {
+				if err := syscall.Mkfifo(filepath.Join(d.outside, "fifo"), 0o644); err != nil {
 					t.Fatal(err)
 				}
+				hostileLink(func(d hostileDirs) string { return filepath.Join(d.outside, "fifo") })(t, d)
 			},
-			refused: "path escapes from parent"},
+			refused: "not a regular file (p"},
+		{name: "a chain of 60 links", step: "hostile-candidates", options: candidates(lib),
+			setup: func(t *testing.T, d hostileDirs) {
+				put(t, d.outside, "c60", elfLib(t, "libcudart.so.13"))
+				for i := range 60 {
+					if err := os.Symlink(fmt.Sprintf("c%d", i+1), filepath.Join(d.outside, fmt.Sprintf("c%d", i))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				hostileLink(func(d hostileDirs) string { return filepath.Join(d.outside, "c0") })(t, d)
+			},
+			refused: "more than 40 links on the way"},
+		{name: "a link out to a stub", step: "hostile-candidates", options: candidates(lib),
+			setup: func(t *testing.T, d hostileDirs) {
+				put(t, d.outside, "stubs/libcudart.so", elfLib(t, "libcudart.so.13"))
+				hostileLink(func(d hostileDirs) string { return filepath.Join(d.outside, "stubs/libcudart.so") })(t, d)
+			},
+			refused: "stubs/libcudart.so: a stubs/ library"},
 
 		// The sandbox.
 		{name: "read outside the roots", step: "hostile-read", setup: hostileSecrets,
@@ -507,6 +531,16 @@ const (
 	hostileSecret  = "s3cr3t-content-7f3a"
 	hostileControl = "inside-ok"
 )
+
+// hostileLink makes the hostile step's candidate a symbolic link to what target says.
+func hostileLink(target func(hostileDirs) string) func(*testing.T, hostileDirs) {
+	return func(t *testing.T, d hostileDirs) {
+		os.MkdirAll(filepath.Join(d.root, "lib"), 0o755)
+		if err := os.Symlink(target(d), filepath.Join(d.root, "lib/libcudart.so.13")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // hostileSecrets puts a secret outside the root, a control file inside it, and symlinks inside that
 // point out.

@@ -81,7 +81,12 @@ type CandidateTrace struct {
 	LoadProblem string `json:"load_problem,omitempty"`
 	// Note is what else a load would do with it: return the copy already in the process instead.
 	Note string `json:"note,omitempty"`
+	// Links are the symbolic links on Path's way, in order, each with what it holds.
+	Links []Link `json:"links,omitempty"`
 }
+
+// Link is a symbolic link on a candidate's way: its path and what it holds (its target).
+type Link = observe.Link
 
 // Attempts flattens the trace into every place looked and why it was not taken.
 func (ex *Explanation) Attempts() []Attempt {
@@ -317,7 +322,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 			res, modelErr = model.Resolve(n)
 			observeResolution(r.rec, res, modelErr)
 		}
-		if modelErr == nil && candidate.IsStub(res.Path) {
+		if modelErr == nil && candidate.IsStubFile(res.Path) {
 			next := r.pastStub(st, model, n, res)
 			if next == "" {
 				continue
@@ -345,7 +350,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 			st.tried(n, err.Error())
 			continue
 		}
-		if candidate.IsStub(l.Path) { // the model did not see it coming: give it back, never use it
+		if candidate.IsStubFile(l.Path) { // the model did not see it coming: give it back, never use it
 			loader.Unload(l.Handle)
 			st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: viaSystem,
 				Refused: "the system loader loaded a stub here; unloaded, never used"})
@@ -397,6 +402,7 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}
+		ct.Links = cand.Links
 		var lib *LoadedLibrary
 		if r.load {
 			if lib = r.loadCandidate(st, &ct, cand); lib == nil {
@@ -406,7 +412,7 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 				continue
 			}
 		} else {
-			lib = &LoadedLibrary{Library: Library{Path: cand.Host, FoundVia: ct.FoundVia}}
+			lib = &LoadedLibrary{Library: Library{Path: cand.Host, RealPath: cand.Real, FoundVia: ct.FoundVia}}
 			r.predictLoad(&ct, lib, cand.Needs)
 			cand.Close()
 		}
@@ -460,25 +466,35 @@ func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.File
 	if !viaDescriptor && !sameFile(c.Host, c.Info) {
 		return refuse("changed between validation and load: not loaded")
 	}
+	if h := r.f.hooks.beforeDlopen; h != nil {
+		h(c.Host)
+	}
 	l, err := loader.OpenFile(c.File, c.Host, r.e.RequiresRTLDDeepbind, viaDescriptor)
 	if err != nil {
 		st.Outcome = OutcomeFailed
 		r.loadErr = &loadFailure{c.Host, err.Error()}
 		return refuse(err.Error())
 	}
+	// What the loader mapped must be the file checked, whatever became of the path meanwhile.
+	checked, err := loader.MappedFrom(l.Handle, c.File)
+	if err != nil {
+		checked = sameFile(l.Path, c.Info) // no /proc, or Windows, whose OpenFile held the file
+	}
 	switch {
-	case viaDescriptor || l.Path == c.Host && sameFile(l.Path, c.Info):
-	case sameFile(l.Path, c.Info):
+	case viaDescriptor || checked && l.Path == c.Host:
+	case checked:
 		// The loader matched the file to an object it already had under another name (a hard
 		// link): that object is what the process has.
 		refuse(fmt.Sprintf("not loaded: the same file is already in this process as %s", l.Path))
 		*ct = CandidateTrace{Path: l.Path, FoundVia: viaAlreadyLoaded}
 		return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
 	default:
-		// Changed by this user during the load itself: the handle is not handed out.
+		// Changed by this user during the load itself: the handle is not handed out, and the
+		// library no check saw is given back.
+		loader.Unload(l.Handle)
 		return refuse("changed while it was being loaded: " + l.Path + " is not the file that was checked")
 	}
-	return &LoadedLibrary{Library: Library{Path: c.Host, FoundVia: ct.FoundVia}, Handle: l.Handle}
+	return &LoadedLibrary{Library: Library{Path: c.Host, RealPath: c.Real, FoundVia: ct.FoundVia}, Handle: l.Handle}
 }
 
 // sameFile reports whether p is still the file fi describes.

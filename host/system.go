@@ -36,7 +36,7 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 			continue
 		}
 		p := res.Path
-		if candidate.IsStub(p) {
+		if candidate.IsStubFile(p) {
 			if p = r.pastStub(st, l, n, res); p == "" {
 				continue
 			}
@@ -109,7 +109,7 @@ func (f *Finder) dependencySonames(e *catalog.Entry) map[string]bool {
 
 // refuseStub passes over a stub library in the loader model's search.
 func refuseStub(p string) string {
-	if candidate.IsStub(p) {
+	if candidate.IsStubFile(p) {
 		return "a stubs/ library: for linking only, never loaded"
 	}
 	return ""
@@ -122,7 +122,11 @@ func stubRefusal(res ldso.Resolution) string {
 	if where == "" {
 		where = res.Via
 	}
-	return fmt.Sprintf("the system loader found a stub at %s (%s): for linking only, never loaded", res.Path, where)
+	at := res.Path
+	if real, err := filepath.EvalSymlinks(at); err == nil && real != at {
+		at += " → " + real
+	}
+	return fmt.Sprintf("the system loader found a stub at %s (%s): for linking only, never loaded", at, where)
 }
 
 // observeResolution records every path the loader model looked at, and the one it found.
@@ -211,7 +215,7 @@ func (f *Finder) resolveUncached(e *catalog.Entry, rec *observe.Recorder) (resol
 		return resolved{err: err}, false
 	case ans.Path == "":
 		return resolved{err: fmt.Errorf("dlopen would not load %q (%s)", e.Name, strings.Join(ans.Tried, "; "))}, true
-	case candidate.IsStub(ans.Path):
+	case candidate.IsStubFile(ans.Path):
 		return resolved{err: fmt.Errorf("dlopen loads only a stubs/ library for %q (%s)", e.Name, ans.Path)}, true
 	}
 	rec.Stat(ans.Path)

@@ -186,9 +186,11 @@ func TestLoad_flipRace(t *testing.T) {
 		pk.WriteString("\n")
 	}
 	packs := put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
-	// One library, its soname patched per name (same length), built once for each side.
+	// One library, its soname patched per name (same length), built once for each side. The outside
+	// one is another library (its DT_SONAME says so): a check that sees it refuses it, so its code
+	// runs only if a load maps what no check saw.
 	good := ctorLib(t, "libflip0000.so.1", filepath.Join(marks, "good-0000"), "flip_good")
-	evil := ctorLib(t, "libflip0000.so.1", filepath.Join(marks, "evil-0000"), "flip_evil")
+	evil := ctorLib(t, "libflop0000.so.1", filepath.Join(marks, "evil-0000"), "flip_evil")
 	patch := func(b []byte, i int) []byte {
 		tag := []byte(fmt.Sprintf("%04d", i))
 		return []byte(strings.ReplaceAll(string(b), "0000", string(tag)))

@@ -28,11 +28,17 @@ const alreadyLoaded = "was-already-loaded-from-elsewhere"
 // holds every string of fails (and whose --json error kind is kind, where given).
 type want struct {
 	path, foundVia string
+	real           string // the real_path, where links lead elsewhere ("" for none)
 	fails          []string
 	kind           string
 }
 
 func at(path, foundVia string) want { return want{path: path, foundVia: foundVia} }
+
+// linked is at for a path whose links lead to the file real.
+func linked(path, real, foundVia string) want {
+	return want{path: path, foundVia: foundVia, real: real}
+}
 
 func failsWith(kind string, says ...string) want { return want{fails: says, kind: kind} }
 
@@ -165,6 +171,92 @@ func layouts(tr *trees) []layout {
 	return out
 }
 
+// forestLayouts are the installs made of links (issue 17): each answers as cuda.pathfinder does, with
+// the path inside the directory named and, in real_path, the file the links lead to.
+func forestLayouts(tr *trees, fo *forests) []layout {
+	var out []layout
+	uv := func(name string) want {
+		l := byName(name)
+		return linked(filepath.Join(fo.uvSite, l.wheel), fo.uvCached(l), "site-packages")
+	}
+	out = append(out, layout{"uv venv, --link-mode=symlink (VIRTUAL_ENV)", map[string]string{"VIRTUAL_ENV": fo.uvVenv()}, concat(
+		both("cudart", uv("cudart")), both("cublas", uv("cublas")), both("nvrtc", uv("nvrtc")), both("nvvm", uv("nvvm")),
+		[]check{dependencyCheck("cublas", uv("cublasLt")), explainCheck("cudart", fo.uvSite+"/"+byName("cudart").wheel+" → "+fo.uvCached(byName("cudart")))},
+	)})
+
+	nix := func(name, rel string) want {
+		l := byName(name)
+		return linked(filepath.Join(fo.nixRoot, rel, l.soname), filepath.Join(fo.nixStore, "h-"+filepath.Base(l.pkg), rel, tr.versioned(l)), "CUDA_PATH")
+	}
+	out = append(out, layout{"Nix symlinkJoin root (CUDA_PATH): file links, nvvm/ a directory link", map[string]string{"CUDA_PATH": fo.nixRoot}, concat(
+		both("cudart", nix("cudart", "lib")), both("cublas", nix("cublas", "lib")),
+		both("nvvm", nix("nvvm", "nvvm/lib64")), both("cupti", nix("cupti", "lib")),
+		[]check{dependencyCheck("cublas", nix("cublasLt", "lib"))},
+	)})
+
+	spack := func(name string) want {
+		l := byName(name)
+		return linked(filepath.Join(fo.spackView, l.toolkit), filepath.Join(fo.spackPrefix, filepath.Dir(l.toolkit), tr.versioned(l)), "CUDA_HOME")
+	}
+	out = append(out, layout{"Spack view (CUDA_HOME)", map[string]string{"CUDA_HOME": fo.spackView}, concat(
+		both("cudart", spack("cudart")), both("cublas", spack("cublas")), both("nvvm", spack("nvvm")), both("cupti", spack("cupti")),
+	)})
+
+	cudart := byName("cudart")
+	out = append(out, layout{"Bazel runfiles: a directory link into external/", map[string]string{"PATHFINDER_SITE_PACKAGES": fo.bazelSite},
+		both("cudart", linked(filepath.Join(fo.bazelSite, cudart.wheel), fo.bazelExternal(cudart), "site-packages"))})
+
+	libdevice := "nvvm/libdevice/libdevice.10.bc"
+	out = append(out, layout{"Debian's nvidia-cuda-toolkit (CUDA_HOME=/usr/lib/cuda)", map[string]string{"CUDA_HOME": fo.debianCTK}, []check{
+		{"find device --kind bitcode", func(t *testing.T, s *suite, env map[string]string) {
+			s.checkLib(t, env, "find", "device", linked(filepath.Join(fo.debianCTK, libdevice),
+				filepath.Join(filepath.Dir(fo.debianCTK), "nvidia-cuda-toolkit", "libdevice", "libdevice.10.bc"), "CUDA_HOME"), "--kind", "bitcode")
+		}},
+	}})
+
+	realCudart := filepath.Join(tr.toolkit, "targets", "x86_64-linux", "lib", tr.versioned(cudart))
+	shared := filepath.Join(fo.sharedRoot, cudart.toolkit)
+	out = append(out, layout{"a link in a directory anyone may write (CUDA_HOME)", map[string]string{"CUDA_HOME": fo.sharedRoot}, concat(
+		both("cudart", linked(shared, realCudart, "CUDA_HOME")),
+		[]check{mapsCheck("cudart", "libcudart.so", linked(shared, realCudart, "CUDA_HOME"), realCudart),
+			explainCheck("cudart", "a load goes through the checked file's descriptor, as directory "+filepath.Dir(shared)+" is writable by others")},
+	)})
+
+	stub := filepath.Join(fo.stubRoot, cudart.toolkit)
+	out = append(out, layout{"a soname link to a stub (CUDA_HOME)", map[string]string{"CUDA_HOME": fo.stubRoot},
+		both("cudart", failsWith("refused", stub, filepath.Join(fo.stubRoot, "lib64", "stubs", "libcudart.so"), "stubs/ library")),
+	})
+	return out
+}
+
+// dependencyCheck loads lib and expects its first dependency to be dep.
+func dependencyCheck(lib string, dep want) check {
+	return check{"load " + lib + ": its dependency first", func(t *testing.T, s *suite, env map[string]string) {
+		stdout, stderr, code := s.exec(t, env, s.pathfinder, "load", "--json", lib)
+		var got struct {
+			Dependencies []answer `json:"dependencies"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || len(got.Dependencies) == 0 {
+			t.Fatalf("load --json %s: exit %d, %v\nstdout: %s\nstderr: %s", lib, code, err, stdout, stderr)
+		}
+		if d := got.Dependencies[0]; d.Path != dep.path || d.RealPath != dep.real || d.FoundVia != dep.foundVia {
+			t.Errorf("load %s: first dependency %s (real %s) via %q, want %s (real %s) via %q", lib, d.Path, d.RealPath, d.FoundVia, dep.path, dep.real, dep.foundVia)
+		}
+	}}
+}
+
+// explainCheck runs explain lib and expects each line among its output.
+func explainCheck(lib string, lines ...string) check {
+	return check{"explain " + lib, func(t *testing.T, s *suite, env map[string]string) {
+		stdout, stderr, code := s.exec(t, env, s.pathfinder, "explain", lib)
+		for _, l := range lines {
+			if code != 0 || !strings.Contains(stdout, l) {
+				t.Errorf("explain %s: exit %d, no line with %q\nstdout: %s\nstderr: %s", lib, code, l, stdout, stderr)
+			}
+		}
+	}}
+}
+
 func concat(cs ...[]check) []check {
 	var out []check
 	for _, c := range cs {
@@ -217,13 +309,14 @@ type answer struct {
 	Name          string `json:"name"`
 	Path          string `json:"path"`
 	FoundVia      string `json:"found_via"`
+	RealPath      string `json:"real_path"`
 	AlreadyLoaded bool   `json:"already_loaded"`
 	Error         string `json:"error"`
 	Message       string `json:"message"`
 }
 
-func (s *suite) checkLib(t *testing.T, env map[string]string, op, lib string, w want) {
-	stdout, stderr, code := s.exec(t, env, s.pathfinder, op, "--json", lib)
+func (s *suite) checkLib(t *testing.T, env map[string]string, op, lib string, w want, flags ...string) {
+	stdout, stderr, code := s.exec(t, env, s.pathfinder, append([]string{op, "--json", lib}, flags...)...)
 	var got answer
 	found := false
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
@@ -233,13 +326,15 @@ func (s *suite) checkLib(t *testing.T, env map[string]string, op, lib string, w 
 			break
 		}
 	}
-	cmd := fmt.Sprintf("pathfinder %s --json %s", op, lib)
+	cmd := strings.Join(append([]string{"pathfinder", op, "--json", lib}, flags...), " ")
 	if w.fails == nil {
 		switch {
 		case code != 0 || !found || got.Error != "":
 			t.Errorf("%s: exit %d, want %s via %q\nstdout: %s\nstderr: %s", cmd, code, w.path, w.foundVia, stdout, stderr)
 		case got.Path != w.path || got.FoundVia != w.foundVia:
 			t.Errorf("%s: got %s via %q, want %s via %q", cmd, got.Path, got.FoundVia, w.path, w.foundVia)
+		case w.real != "" && got.RealPath != w.real:
+			t.Errorf("%s: real_path %q, want %q", cmd, got.RealPath, w.real)
 		case op == "load" && got.AlreadyLoaded != (w.foundVia == alreadyLoaded):
 			t.Errorf("%s: already_loaded %v with found_via %q", cmd, got.AlreadyLoaded, got.FoundVia)
 		}
@@ -354,7 +449,7 @@ func TestRealNVIDIA(t *testing.T) {
 		}
 	}
 
-	all := layouts(tr)
+	all := append(layouts(tr), forestLayouts(tr, buildForests(t, tr, filepath.Join(dir, "forests")))...)
 	t.Run("layouts", func(t *testing.T) {
 		for _, l := range all {
 			t.Run(l.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,17 +63,25 @@ type trees struct {
 	preloadCudart string // a copy of libcudart.so.12 of its own, for LD_PRELOAD
 	stubs         string // the toolkit's lib64/stubs, holding the link-time libcuda stub
 	pkgs          map[string]realnv.Package
+	versions      map[string]string // by soname: the file name its package gives the library
 }
 
+// versioned is the file name l's package gives its library, the one its soname link leads to.
+func (tr *trees) versioned(l cudaLib) string { return tr.versions[l.soname] }
+
 func buildTrees(t *testing.T, dir string) *trees {
-	tr := &trees{pkgs: map[string]realnv.Package{}}
+	tr := &trees{pkgs: map[string]realnv.Package{}, versions: map[string]string{}}
 	for _, p := range []string{
 		"trixie/libcudart12", "trixie/libcublas12", "trixie/libcublaslt12", "trixie/libnvrtc12",
 		"trixie/libnvrtc-builtins12.4", "trixie/libnvjitlink12", "trixie/libnvvm4", "trixie/libcupti12",
 		"trixie/libcurand10", "trixie/libnvjpeg12", "trixie/libnccl2", "trixie/libcuda1", "trixie/libnvidia-ml1",
 		"bookworm/libcudart11.0", "bookworm/libnvvm4", "bookworm/libcuda1", "bookworm/libnvidia-ml1",
+		"trixie/nvidia-cuda-toolkit",
 	} {
 		tr.pkgs[p] = realnv.Get(t, p)
+	}
+	for _, l := range cuda124 {
+		tr.versions[l.soname] = tr.pkgs[l.pkg].Versioned(t, l.soname)
 	}
 
 	tr.venv = filepath.Join(dir, "venv")
@@ -150,17 +159,123 @@ func (tr *trees) toolkitRoot(t *testing.T, root string, targets bool) string {
 // cuDriverGetVersion answers CUDA_ERROR_STUB_LIBRARY (34) as NVIDIA's does. Debian ships no stub, so
 // gcc makes it. libcuda.so.1 -> libcuda.so is the link container builds add so that programs link.
 func stubLibcuda(t *testing.T, dir string) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	stubLibrary(t, filepath.Join(dir, "libcuda.so"), "libcuda.so.1",
+		"int cuDriverGetVersion(int *v) { (void)v; return 34; }\nint cuInit(unsigned f) { (void)f; return 34; }\n")
+	realnv.Symlink(t, "libcuda.so", filepath.Join(dir, "libcuda.so.1"))
+}
+
+// forests are installs made of symbolic links that lead out of the directory a user names, as real
+// ones are (issue 17): every path below is where a user points pathfinder, every file lies elsewhere.
+type forests struct {
+	uvSite      string // a uv venv made with --link-mode=symlink: each file a link into uv's cache
+	nixRoot     string // a Nix symlinkJoin of the CUDA packages: file links in lib/, nvvm/ a directory link
+	spackView   string // a Spack view: lib64/*, nvvm/lib64/*, extras/CUPTI/lib64/* link into the prefix
+	bazelSite   string // Bazel runfiles: site-packages/nvidia/cuda_runtime a directory link into external/
+	debianCTK   string // Debian's nvidia-cuda-toolkit as dpkg lays it out: its /usr/lib/cuda
+	sharedRoot  string // a CUDA_HOME whose lib64 anyone may write, holding a link to the real cudart
+	stubRoot    string // a CUDA_HOME whose lib64/libcudart.so.12 links to stubs/libcudart.so
+	uvCache     string
+	nixStore    string
+	spackPrefix string
+	bazel       string
+}
+
+// uvCached is where uv's cache holds l's file: one cache entry a wheel.
+func (fo *forests) uvCached(l cudaLib) string {
+	return filepath.Join(fo.uvCache, "h-"+strings.SplitN(l.wheel, "/", 3)[1], l.wheel)
+}
+
+// uvVenv is the venv whose site-packages is uvSite.
+func (fo *forests) uvVenv() string { return filepath.Dir(filepath.Dir(filepath.Dir(fo.uvSite))) }
+
+// bazelExternal is where Bazel's external repository of the wheel holds l's file.
+func (fo *forests) bazelExternal(l cudaLib) string {
+	return filepath.Join(fo.bazel, "execroot", "external", "pypi_nvidia_cuda_runtime_cu12", "site-packages", l.wheel)
+}
+
+// buildForests lays the link forests out under dir, from the trees' files.
+func buildForests(t *testing.T, tr *trees, dir string) *forests {
+	fo := &forests{}
+	// uv: the wheels' files live in the cache; the venv's site-packages holds an absolute link to each.
+	fo.uvCache = filepath.Join(dir, "uv-cache", "archive-v0")
+	fo.uvSite = filepath.Join(dir, "uv-venv", "lib", "python3.12", "site-packages")
+	for _, l := range cuda124 {
+		realnv.Place(t, tr.pkgs[l.pkg].Lib(l.soname), fo.uvCached(l))
+		realnv.Symlink(t, fo.uvCached(l), filepath.Join(fo.uvSite, l.wheel))
+	}
+
+	// Nix: one store path a package, the toolkit root a symlinkJoin of them. Every input has lib/, so
+	// lib/ is a directory of links; only nvcc has nvvm/, so nvvm is a link to nvcc's.
+	fo.nixStore = filepath.Join(dir, "nix", "store")
+	fo.nixRoot = filepath.Join(fo.nixStore, "0000-cuda-merged-12.4")
+	store := map[string]string{}
+	for _, l := range cuda124 {
+		if l.toolkit == "" {
+			continue
+		}
+		sp := filepath.Join(fo.nixStore, "h-"+filepath.Base(l.pkg))
+		store[l.soname] = sp
+		rel := "lib"
+		if l.name == "nvvm" {
+			rel = "nvvm/lib64"
+		}
+		tr.install(t, l.pkg, l.soname, filepath.Join(sp, rel))
+		if l.name == "nvvm" {
+			realnv.Symlink(t, filepath.Join(sp, "nvvm"), filepath.Join(fo.nixRoot, "nvvm"))
+			continue
+		}
+		for _, f := range []string{tr.pkgs[l.pkg].Versioned(t, l.soname), l.soname} {
+			realnv.Symlink(t, filepath.Join(sp, "lib", f), filepath.Join(fo.nixRoot, "lib", f))
+		}
+	}
+
+	// Spack: the toolkit installed in its prefix, the view a tree of directories with a link a file.
+	fo.spackPrefix = tr.toolkitRoot(t, filepath.Join(dir, "spack", "opt", "linux-x86_64", "cuda-12.4.1-abcdef"), false)
+	fo.spackView = filepath.Join(dir, "spack", "view")
+	filepath.WalkDir(fo.spackPrefix, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(fo.spackPrefix, p)
+			realnv.Symlink(t, p, filepath.Join(fo.spackView, rel))
+		}
+		return err
+	})
+
+	// Bazel: the wheel's files under external/, the runfiles' site-packages a link to its directory.
+	fo.bazel = filepath.Join(dir, "bazel")
+	cudart := byName("cudart")
+	realnv.Place(t, tr.pkgs[cudart.pkg].Lib(cudart.soname), fo.bazelExternal(cudart))
+	fo.bazelSite = filepath.Join(fo.bazel, "app.runfiles", "_main", "site-packages")
+	realnv.Symlink(t, filepath.Dir(filepath.Dir(fo.bazelExternal(cudart))), filepath.Join(fo.bazelSite, "nvidia", "cuda_runtime"))
+
+	// Debian's toolkit package, unpacked as dpkg would: /usr/lib/cuda/nvvm/libdevice is the relative
+	// link ../../nvidia-cuda-toolkit/libdevice.
+	fo.debianCTK = tr.pkgs["trixie/nvidia-cuda-toolkit"].Path("usr/lib/cuda")
+
+	// A lib64 anyone may write, holding a link to the toolkit's cudart.
+	fo.sharedRoot = filepath.Join(dir, "shared-cuda")
+	realnv.Symlink(t, filepath.Join(tr.toolkit, cudart.toolkit), filepath.Join(fo.sharedRoot, cudart.toolkit))
+	if err := os.Chmod(filepath.Join(fo.sharedRoot, "lib64"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+
+	// A soname link to the toolkit's link-time stub: a stub all the same.
+	fo.stubRoot = filepath.Join(dir, "stub-cuda")
+	stubLibrary(t, filepath.Join(fo.stubRoot, "lib64", "stubs", "libcudart.so"), "libcudart.so.12",
+		"int cudaRuntimeGetVersion(int *v) { (void)v; return 34; }\n")
+	realnv.Symlink(t, "stubs/libcudart.so", filepath.Join(fo.stubRoot, "lib64", "libcudart.so.12"))
+	return fo
+}
+
+// stubLibrary builds, with gcc, a stand-in library at path with the given soname from the C code.
+func stubLibrary(t *testing.T, path, soname, code string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	src := filepath.Join(t.TempDir(), "stub.c")
-	code := "int cuDriverGetVersion(int *v) { (void)v; return 34; }\nint cuInit(unsigned f) { (void)f; return 34; }\n"
 	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", filepath.Join(dir, "libcuda.so"), src).CombinedOutput()
-	if err != nil {
+	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", path, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	realnv.Symlink(t, "libcuda.so", filepath.Join(dir, "libcuda.so.1"))
 }

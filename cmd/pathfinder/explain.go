@@ -62,6 +62,9 @@ func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
 			} else {
 				fmt.Fprintf(w, "      ✗ %s  refused: %s\n", c.Path, c.Refused)
 			}
+			for _, l := range c.Links {
+				fmt.Fprintf(w, "        %s → %s\n", l.Path, l.Target)
+			}
 			if c.LoadProblem != "" {
 				fmt.Fprintf(w, "        but a load would fail: %s\n", c.LoadProblem)
 			}

@@ -17,7 +17,8 @@ dir=$(cd "$dir" && pwd)
 # carries CUDA 12.4 and the 550 driver; bookworm the 535 driver and CUDA 11.8 (libcudart.so.11.0 and
 # its 11.8 nvvm, a toolkit no descriptor's canary matches).
 trixie="libcudart12 libcublas12 libcublaslt12 libnvrtc12 libnvrtc-builtins12.4 libnvjitlink12 libnvvm4
-  libcupti12 libcurand10 libnvtoolsext1 libnvjpeg12 libnccl2 libcuda1 libnvidia-ml1 nvidia-smi"
+  libcupti12 libcurand10 libnvtoolsext1 libnvjpeg12 libnccl2 libcuda1 libnvidia-ml1 nvidia-smi
+  nvidia-cuda-toolkit"
 bookworm="libcudart11.0 libnvvm4 libcuda1 libnvidia-ml1 nvidia-smi"
 
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -31,7 +32,7 @@ import (
 // Dir is a directory granted to a step.
 type Dir struct {
 	Path  string   // the host path
-	Root  *os.Root // the directory, opened confined: a symlink inside cannot lead out
+	Root  *os.Root // the directory, opened confined: what is read through it lies inside
 	Label string   // the found_via of what lies in it (RootLabel)
 }
 
@@ -47,10 +48,12 @@ type Granted struct {
 
 // File is a candidate validation accepted, still open: what is loaded is this very file.
 type File struct {
-	Host  string      // its host path: the path loaded and printed
-	File  *os.File    // open; nil for a header directory
-	Info  fs.FileInfo // as validation saw it
-	Needs ldso.Needs  // what an ELF shared object asks of the loader
+	Host  string         // its host path: the path loaded and printed
+	Real  string         // where the links on its way lead, when there are any
+	Links []observe.Link // those links, in order
+	File  *os.File       // open; nil for a header directory
+	Info  fs.FileInfo    // as validation saw it
+	Needs ldso.Needs     // what an ELF shared object asks of the loader
 }
 
 // Close closes the file, if one is open.
@@ -145,6 +148,16 @@ func relTo(p, dir string) string {
 // IsStub reports whether p is under a stubs/ directory: a library for linking only.
 func IsStub(p string) bool { return slices.Contains(strings.Split(p, "/"), "stubs") }
 
+// IsStubFile is IsStub of the host path p and of where the links on its way lead: a soname link to
+// a toolkit's stubs/libcuda.so is a stub too.
+func IsStubFile(p string) bool {
+	if IsStub(p) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(p)
+	return err == nil && IsStub(filepath.ToSlash(real))
+}
+
 // errStub refuses a stub library.
 var errStub = errors.New("a stubs/ library: for linking only, never loaded")
 
@@ -198,42 +211,82 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	}
 	dir := &g.Dirs[i]
 	rel := relTo(p, g.guestOf(dir))
-	fi, err := g.stat(dir, rel)
+	fi, reached, err := g.stat(dir, rel)
 	if err != nil {
+		if len(reached.Links) > 0 {
+			return nil, fmt.Errorf("%s: %v", chain(reached), unwrapPath(err))
+		}
 		return nil, fmt.Errorf("cannot stat inside %s: %v", dir.Path, unwrapPath(err))
+	}
+	if !reached.Out {
+		// Where links inside the directory lead: a stub behind a soname link, the real path.
+		if _, r, err := observe.Follow(dir.Path, rel); err == nil {
+			reached = r
+		}
+	}
+	c := &File{Host: h, Info: fi, Links: reached.Links}
+	if len(reached.Links) > 0 {
+		c.Real = reached.Path
+	}
+	if IsStub(reached.Path) {
+		return nil, fmt.Errorf("%s: %w", chain(reached), errStub)
 	}
 	if e.Kind == abi.KindHeaderDir {
 		if !fi.IsDir() {
 			return nil, errors.New("not a directory")
 		}
 		for _, name := range e.FileNames(plat) {
-			if hf, err := g.stat(dir, rel+"/"+name); err == nil && hf.Mode().IsRegular() {
-				return &File{Host: h, Info: fi}, nil
+			if hf, _, err := g.stat(dir, rel+"/"+name); err == nil && hf.Mode().IsRegular() {
+				return c, nil
 			}
 		}
 		return nil, errors.New("holds none of " + strings.Join(e.FileNames(plat), ", "))
 	}
 	if !fi.Mode().IsRegular() {
+		if len(reached.Links) > 0 {
+			return nil, fmt.Errorf("%s: not a regular file (%s)", chain(reached), fi.Mode().Type())
+		}
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
 	if v, ok := judged(fi, e, plat); ok && !keep {
-		return &File{Host: h, Info: fi, Needs: v.needs}, v.err
+		c.Needs = v.needs
+		return c, v.err
 	}
-	file, now, err := observe.OpenIn(dir.Root, rel, fi) // a FIFO swapped in since the stat would block a plain open
+	// A FIFO swapped in since the stat would block a plain open.
+	var now fs.FileInfo
+	if reached.Out {
+		c.File, now, _, err = observe.OpenFollowed(dir.Path, rel)
+	} else {
+		c.File, now, err = observe.OpenIn(dir.Root, rel, fi)
+	}
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
-	c := &File{Host: h, File: file, Info: fi}
 	// The checks read the open file, which is what a load maps: it must be the file stat'ed.
 	if !os.SameFile(now, fi) {
 		c.Close()
 		return nil, errors.New("changed while it was being checked")
 	}
-	if c.Needs, err = checkContentOnce(file, now, e, plat); err != nil {
+	if c.Needs, err = checkContentOnce(c.File, now, e, plat); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// chain is how a path reached through links is told: the first link, then each place it leads.
+func chain(r observe.Reached) string {
+	var b strings.Builder
+	for i, l := range r.Links {
+		if i == 0 {
+			b.WriteString(l.Path)
+		}
+		b.WriteString(" → " + l.Target)
+	}
+	if n := len(r.Links); n > 0 && r.Links[n-1].Target != r.Path {
+		b.WriteString(" (" + r.Path + ")")
+	}
+	return b.String()
 }
 
 // checked holds CheckContent's verdicts of this process, by the file's identity and its change time:
@@ -291,11 +344,12 @@ func judged(fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (contentVerdict
 	return v.(contentVerdict), true
 }
 
-// stat stats rel inside dir, confined, and records what it saw: validation's verdict depends on it.
-func (g *Granted) stat(dir *Dir, rel string) (fs.FileInfo, error) {
-	fi, err := dir.Root.Stat(rel)
-	g.Rec.Add(observe.Observation{Root: dir.Path, Path: path.Clean(rel), What: observe.Stat, Seen: observe.StatSeen(fi, err)})
-	return fi, err
+// stat stats rel inside dir as the step saw it (observe.StatIn), and records what it saw:
+// validation's verdict depends on it.
+func (g *Granted) stat(dir *Dir, rel string) (fs.FileInfo, observe.Reached, error) {
+	fi, reached, seen, err := observe.StatIn(dir.Root, dir.Path, rel)
+	g.Rec.Add(observe.Observation{Root: dir.Path, Path: path.Clean(rel), What: observe.Stat, Seen: seen})
+	return fi, reached, err
 }
 
 // OpenSystem opens and checks a file the system loader would load, as Open does a step's candidate

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -188,23 +189,81 @@ var (
 	dlinfoErr  error
 )
 
+// linkMap is the start of glibc's struct link_map.
 type linkMap struct {
-	addr uintptr
-	name *byte
+	addr uintptr // l_addr: the load bias
+	name *byte   // l_name
+	ld   uintptr // l_ld: the object's dynamic section, inside one of its mappings
 }
 
-func pathOf(h uintptr) (string, error) {
+func linkMapOf(h uintptr) (*linkMap, error) {
 	dlinfoOnce.Do(func() {
 		dlinfoFn, dlinfoErr = purego.Dlsym(purego.RTLD_DEFAULT, "dlinfo")
 	})
 	if dlinfoErr != nil {
-		return "", fmt.Errorf("dlinfo: %w", dlinfoErr)
+		return nil, fmt.Errorf("dlinfo: %w", dlinfoErr)
 	}
 	var lm *linkMap
 	if r, _, _ := purego.SyscallN(dlinfoFn, h, rtldDILinkmap, uintptr(unsafe.Pointer(&lm))); r != 0 || lm == nil {
-		return "", fmt.Errorf("dlinfo failed for handle %#x", h)
+		return nil, fmt.Errorf("dlinfo failed for handle %#x", h)
+	}
+	return lm, nil
+}
+
+func pathOf(h uintptr) (string, error) {
+	lm, err := linkMapOf(h)
+	if err != nil {
+		return "", err
 	}
 	return cString(lm.name), nil
+}
+
+// MappedFrom reports whether the object the loader holds as h was mapped from the open file f: the
+// file behind the mapping that holds its dynamic section is f's, by device and inode as
+// /proc/self/maps tells them. f's own numbers are read the same way, from a page of it mapped here
+// for the purpose: on overlayfs (a container's root) a mapping names the file underneath, where a
+// stat names the overlay's.
+func MappedFrom(h uintptr, f *os.File) (bool, error) {
+	lm, err := linkMapOf(h)
+	if err != nil {
+		return false, err
+	}
+	page, err := unix.Mmap(int(f.Fd()), 0, 1, unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		return false, fmt.Errorf("mapping %s: %w", f.Name(), err)
+	}
+	defer unix.Munmap(page)
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return false, err
+	}
+	loaded, mine := mappedFile(maps, lm.ld), mappedFile(maps, uintptr(unsafe.Pointer(&page[0])))
+	if loaded == "" || mine == "" {
+		return false, fmt.Errorf("/proc/self/maps has no mapping at %#x or %#x", lm.ld, uintptr(unsafe.Pointer(&page[0])))
+	}
+	return loaded == mine, nil
+}
+
+// mappedFile is the "device inode" of the file mapped at addr in a /proc/self/maps listing, "" for
+// none: each line is "start-end perms offset major:minor inode path".
+func mappedFile(maps []byte, addr uintptr) string {
+	for line := range strings.Lines(string(maps)) {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if !ok || err1 != nil || err2 != nil || uint64(addr) < start || uint64(addr) >= end {
+			continue
+		}
+		if f[4] == "0" {
+			return "" // anonymous
+		}
+		return f[3] + " " + f[4]
+	}
+	return ""
 }
 
 func cString(p *byte) string {

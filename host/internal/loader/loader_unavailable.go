@@ -15,6 +15,9 @@ func OpenFile(f *os.File, path string, deepbind, viaDescriptor bool) (Library, e
 	return Library{}, ErrUnavailable
 }
 
+// MappedFrom is unavailable in this build.
+func MappedFrom(h uintptr, f *os.File) (bool, error) { return false, ErrUnavailable }
+
 // Unload is unavailable in this build.
 func Unload(h uintptr) error { return ErrUnavailable }
 

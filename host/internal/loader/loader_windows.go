@@ -70,6 +70,10 @@ func OpenFile(f *os.File, path string, deepbind, viaDescriptor bool) (Library, e
 	return Open(path, deepbind)
 }
 
+// MappedFrom is not asked of Windows: OpenFile holds the file so that it cannot be replaced while
+// it loads, and the caller compares the path afterwards.
+func MappedFrom(h uintptr, f *os.File) (bool, error) { return false, errors.ErrUnsupported }
+
 // Unload gives back a handle Open returned (FreeLibrary).
 func Unload(h uintptr) error { return windows.FreeLibrary(windows.Handle(h)) }
 

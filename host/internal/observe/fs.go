@@ -1,27 +1,39 @@
 package observe
 
 import (
-	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
-// RootFS is the file system a sandbox mounts for one granted root: os.Root's, so nothing leads out of
-// it, recording every open, stat and listing into the Recorder current at the time. The host swaps
-// the recorder per call; an instance serves one call at a time.
+// RootFS is the file system a sandbox mounts for one granted root: os.Root's, so nothing is read
+// outside it, and where a link leads out of it, what the link leads to, to be looked at but not
+// read (StatIn). It records every open, stat and listing into the Recorder current at the time. The
+// host swaps the recorder per call; an instance serves one call at a time.
 type RootFS struct {
 	Root  *os.Root
 	Mount string // the host path of the root, recorded as the observations' root
 	rec   atomic.Pointer[Recorder]
+	log   atomic.Pointer[func(string)]
 }
 
 // NewRootFS returns a recording view of root mounted at mount.
 func NewRootFS(root *os.Root, mount string) *RootFS { return &RootFS{Root: root, Mount: mount} }
 
-// Record sends what follows to r (nil stops recording).
-func (f *RootFS) Record(r *Recorder) { f.rec.Store(r) }
+// Record sends what follows to r (nil stops recording), and says each read refused to log (nil: to
+// no one).
+func (f *RootFS) Record(r *Recorder, log func(string)) {
+	f.rec.Store(r)
+	if log == nil {
+		f.log.Store(nil)
+	} else {
+		f.log.Store(&log)
+	}
+}
 
 func (f *RootFS) add(name, what, seen string) {
 	if r := f.rec.Load(); r != nil {
@@ -30,25 +42,58 @@ func (f *RootFS) add(name, what, seen string) {
 }
 
 // Open opens name confined to the root and records what it saw. A FIFO, socket or device is never
-// opened (OpenIn): the guest gets a file it can stat but not read.
+// opened (OpenIn): the guest gets a file it can stat but not read. Through a link out of the root,
+// a directory can be listed and a file stat'ed, never read.
 func (f *RootFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	file, fi, err := OpenIn(f.Root, name, nil)
-	if errors.Is(err, ErrNotFileOrDir) && fi != nil {
-		f.add(name, Stat, StatSeen(fi, nil))
-		return specialFile{fi}, nil
-	}
+	fi, reached, seen, err := StatIn(f.Root, f.Mount, name)
+	f.add(name, Stat, seen)
 	if err != nil {
-		f.add(name, Stat, StatSeen(nil, err))
 		return nil, err
 	}
-	f.add(name, Stat, StatSeen(fi, nil))
+	var file *os.File
+	switch {
+	case !fileOrDir(fi):
+		return specialFile{fi}, nil
+	case !reached.Out:
+		if file, fi, err = OpenIn(f.Root, name, fi); err != nil {
+			return nil, err
+		}
+	case fi.IsDir():
+		if file, fi, _, err = OpenFollowed(f.Mount, name); err != nil {
+			return nil, err
+		}
+	default:
+		return &unreadable{fi: fi, name: name, reached: reached, log: f.log.Load()}, nil
+	}
 	if fi.IsDir() {
 		return &recordingDir{ReadDirFile: file, fs: f, name: name}, nil
 	}
 	return file, nil
+}
+
+// unreadable is a file reached through a link out of the root: the guest sees what it is, and a
+// read fails, told in the step's log with the links that led there.
+type unreadable struct {
+	fi      fs.FileInfo
+	name    string
+	reached Reached
+	log     *func(string)
+}
+
+func (u *unreadable) Stat() (fs.FileInfo, error) { return u.fi, nil }
+func (u *unreadable) Close() error               { return nil }
+func (u *unreadable) Read([]byte) (int, error) {
+	if u.log != nil {
+		var via strings.Builder
+		for _, l := range u.reached.Links {
+			via.WriteString(", " + l.Path + " -> " + l.Target)
+		}
+		(*u.log)(fmt.Sprintf("read of %s refused: %v (%s)", u.name, ErrReadThroughLink, strings.TrimPrefix(via.String(), ", ")))
+	}
+	return 0, &fs.PathError{Op: "read", Path: u.name, Err: syscall.EACCES}
 }
 
 // recordingDir records a directory's listing when the guest reads it whole.

@@ -224,11 +224,10 @@ func seeHost(o Observation) string {
 
 func seeRoot(r *os.Root, o Observation) string {
 	if o.What == Dir {
-		entries, err := fs.ReadDir(r.FS(), o.Path)
-		return DirSeen(names(entries), err)
+		return DirSeen(ReadDirIn(r, o.Root, o.Path))
 	}
-	fi, err := r.Stat(o.Path)
-	return StatSeen(fi, err)
+	_, _, seen, _ := StatIn(r, o.Root, o.Path)
+	return seen
 }
 
 func names(entries []fs.DirEntry) []string {

@@ -27,7 +27,7 @@ func TestCheck(t *testing.T) {
 		rec.Stat(file)
 		rec.Stat(filepath.Join(dir, "absent"))
 		rfs := NewRootFS(root, dir)
-		rfs.Record(rec)
+		rfs.Record(rec, nil)
 		if f, err := rfs.Open("lib"); err == nil {
 			f.(interface {
 				ReadDir(int) ([]os.DirEntry, error)

@@ -41,7 +41,7 @@ func TestRootFS_special(t *testing.T) {
 	defer root.Close()
 	rfs := NewRootFS(root, dir)
 	rec := &Recorder{}
-	rfs.Record(rec)
+	rfs.Record(rec, nil)
 
 	done := make(chan error, 1)
 	go func() {

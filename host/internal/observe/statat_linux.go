@@ -83,8 +83,13 @@ func (c *checker) closeDirs() {
 
 // statSeenRaw is StatSeen of the FileInfo Go's os package makes of st (os.fillFileStatFromSys).
 func statSeenRaw(st *unix.Stat_t) string {
-	mode := fs.FileMode(st.Mode & 0o777)
-	switch st.Mode & unix.S_IFMT {
+	return statString(modeOf(st.Mode), st.Size, st.Mtim.Nano(), st.Ino)
+}
+
+// modeOf is the fs.FileMode Go's os package makes of a stat's st_mode.
+func modeOf(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
 	case unix.S_IFBLK:
 		mode |= fs.ModeDevice
 	case unix.S_IFCHR:
@@ -98,14 +103,14 @@ func statSeenRaw(st *unix.Stat_t) string {
 	case unix.S_IFSOCK:
 		mode |= fs.ModeSocket
 	}
-	if st.Mode&syscall.S_ISGID != 0 {
+	if m&syscall.S_ISGID != 0 {
 		mode |= fs.ModeSetgid
 	}
-	if st.Mode&syscall.S_ISUID != 0 {
+	if m&syscall.S_ISUID != 0 {
 		mode |= fs.ModeSetuid
 	}
-	if st.Mode&syscall.S_ISVTX != 0 {
+	if m&syscall.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return statString(mode, st.Size, st.Mtim.Nano(), st.Ino)
+	return mode
 }

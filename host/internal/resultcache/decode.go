@@ -65,7 +65,7 @@ func (d *entryDecoder) entry(c *Entry) bool {
 }
 
 var (
-	libraryKeys     = []string{"name", "kind", "path", "found_via", "step", "load_problem"}
+	libraryKeys     = []string{"name", "kind", "path", "real_path", "found_via", "step", "load_problem"}
 	errorKeys       = []string{"looked", "attempts"}
 	attemptKeys     = []string{"step", "path", "reason"}
 	observationKeys = []string{"root", "path", "what", "seen"}
@@ -84,8 +84,10 @@ func (d *entryDecoder) library(l *Library) bool {
 		case 2:
 			return d.string(&l.Path)
 		case 3:
-			return d.string(&l.FoundVia)
+			return d.string(&l.RealPath)
 		case 4:
+			return d.string(&l.FoundVia)
+		case 5:
 			return d.string(&l.Step)
 		}
 		return d.string(&l.LoadProblem)

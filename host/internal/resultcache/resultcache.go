@@ -46,6 +46,7 @@ type Library struct {
 	Name        string   `json:"name"`
 	Kind        abi.Kind `json:"kind"`
 	Path        string   `json:"path"`
+	RealPath    string   `json:"real_path,omitempty"`
 	FoundVia    string   `json:"found_via"`
 	Step        string   `json:"step"`
 	LoadProblem string   `json:"load_problem,omitempty"`

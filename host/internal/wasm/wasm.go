@@ -475,11 +475,11 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 		}
 	}
 	for _, rfs := range inst.mounts {
-		rfs.Record(g.Record)
+		rfs.Record(g.Record, st.addLog)
 	}
 	out, err = m.call(ctx, inst, req)
 	for _, rfs := range inst.mounts {
-		rfs.Record(nil)
+		rfs.Record(nil, nil)
 	}
 	for _, l := range inst.output() {
 		st.addLog(l)

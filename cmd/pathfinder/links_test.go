@@ -1,0 +1,48 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLinks_output: what README promises a user sees of a library reached through links that lead
+// out of CUDA_HOME: path inside it and real_path in find --json and load --json, and every link as
+// LINK → TARGET in explain.
+func TestLinks_output(t *testing.T) {
+	isolate(t)
+	store, root := t.TempDir(), t.TempDir()
+	real := filepath.Join(store, "cuda_cudart-12.4/lib/libcudart.so.12.4.127")
+	gccLib(t, real, "libcudart.so.12")
+	soname := filepath.Join(store, "cuda_cudart-12.4/lib/libcudart.so.12")
+	link := filepath.Join(root, "lib64/libcudart.so.12")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if os.Symlink("libcudart.so.12.4.127", soname) != nil || os.Symlink(soname, link) != nil {
+		t.Fatal("symlink")
+	}
+	t.Setenv("CUDA_HOME", root)
+	// explain first: after the load, the copy in this process is the answer.
+	out, _, code := run(t, "explain", "cudart")
+	for _, want := range []string{"✓ " + link + "  (found via CUDA_HOME)", link + " → " + soname, soname + " → libcudart.so.12.4.127"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain cudart: exit %d, no line with %q:\n%s", code, want, out)
+		}
+	}
+	for _, cmd := range []string{"find", "load"} {
+		out, stderr, code := run(t, cmd, "--json", "cudart")
+		libs := jsonLines[struct {
+			Path     string `json:"path"`
+			RealPath string `json:"real_path"`
+			FoundVia string `json:"found_via"`
+		}](t, out)
+		if code != 0 || len(libs) != 1 || libs[0].Path != link || libs[0].RealPath != real || libs[0].FoundVia != "CUDA_HOME" {
+			t.Fatalf("%s --json cudart: exit %d, %+v (%s); want %s, real_path %s, via CUDA_HOME", cmd, code, libs, stderr, link, real)
+		}
+	}
+	if r := readme(t); !strings.Contains(r, "find --json and load --json add real_path where links lead elsewhere, and explain prints LINK → TARGET for every link on the way") {
+		t.Error("README does not promise what this test holds")
+	}
+}

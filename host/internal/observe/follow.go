@@ -1,0 +1,88 @@
+package observe
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// Real installs are symlink forests: a uv venv made with --link-mode=symlink, Nix's symlinkJoin, a
+// Spack view, Bazel runfiles, Debian's /usr/lib/cuda. Their links lead out of the directory a user
+// names, where os.Root refuses to go. Through such a link a step sees what the link leads to as if
+// it lay inside (whether it exists, its type, size and times, a directory's entry names), but never
+// reads the bytes of a file reached that way, and no link reaches /proc, /sys or /dev.
+
+// Link is a symbolic link met on the way to a file: its host path and what it holds.
+type Link struct {
+	Path   string `json:"path"`
+	Target string `json:"target"`
+}
+
+// Reached is where a path inside a granted directory leads when every link on its way is followed.
+type Reached struct {
+	Path  string // the host path it resolves to
+	Links []Link // the links on the way, in order
+	Out   bool   // a link led out of the granted directory: what lies there is seen, never read
+}
+
+// MaxLinks is how many links one path may pass through: Linux's MAXSYMLINKS.
+const MaxLinks = 40
+
+// Errors of a path followed through links.
+var (
+	ErrTooManyLinks = errors.New("more than 40 links on the way (a loop?)")
+	ErrForbidden    = errors.New("leads into /proc, /sys or /dev, which no link reaches")
+	// ErrReadThroughLink is why a step cannot read a file a link outside its directory leads to.
+	ErrReadThroughLink = errors.New("reached through a link that leads out of the granted directory: it can be looked at, not read")
+)
+
+// forbidden reports whether the host path p is /proc, /sys or /dev or lies under one of them.
+func forbidden(p string) bool {
+	for _, f := range [...]string{"/proc", "/sys", "/dev"} {
+		if p == f || strings.HasPrefix(p, f+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// suffix is what a Stat observation adds when links led out: each link and what it held, so that
+// re-pointing one changes the observation even where the file it leads to looks the same.
+func (r Reached) suffix() string {
+	if !r.Out {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range r.Links {
+		b.WriteString(" via " + l.Path + " -> " + l.Target)
+	}
+	return b.String()
+}
+
+// StatIn stats name, a slash-separated path inside the granted directory mount that r holds:
+// confined, as os.Root does, and where a link on the way leads out of mount, through the link
+// (Follow). seen is what an observation of it records.
+func StatIn(r *os.Root, mount, name string) (fi fs.FileInfo, reached Reached, seen string, err error) {
+	fi, err = r.Stat(name)
+	if err != nil && followsLinks && !errors.Is(err, fs.ErrNotExist) {
+		// os.Root refuses a link that leads out ("path escapes from parent"), and any other error it
+		// meets the walk meets too, with its own words.
+		fi, reached, err = Follow(mount, name)
+	}
+	return fi, reached, StatSeen(fi, err) + reached.suffix(), err
+}
+
+// ReadDirIn lists the directory name inside mount as StatIn reaches it.
+func ReadDirIn(r *os.Root, mount, name string) ([]string, error) {
+	entries, err := fs.ReadDir(r.FS(), name)
+	if err == nil || !followsLinks || errors.Is(err, fs.ErrNotExist) {
+		return names(entries), err
+	}
+	f, _, _, err := OpenFollowed(mount, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
