@@ -64,25 +64,34 @@ func (p Platform) String() string { return p.OS + "/" + p.Arch }
 // binary utility, a static or a bitcode library (the pack table says which). Field names follow
 // cuda.pathfinder's catalog. File names are listed newest first.
 type Library struct {
-	Name                    string   `json:"name" toml:"name"`
-	PackagedWith            string   `json:"packaged_with" toml:"packaged_with"` // "ctk", "other" or "driver"
-	LinuxSonames            []string `json:"linux_sonames,omitempty" toml:"linux_sonames"`
-	WindowsDLLs             []string `json:"windows_dlls,omitempty" toml:"windows_dlls"`
-	LinuxFiles              []string `json:"linux_files,omitempty" toml:"linux_files"`     // other kinds: the header that marks the directory, the binary, the archive, the bitcode file
-	WindowsFiles            []string `json:"windows_files,omitempty" toml:"windows_files"` // the same on Windows ("nvcc.exe", "cudadevrt.lib")
-	CondaRelDirsLinux       []string `json:"conda_rel_dirs_linux,omitempty" toml:"conda_rel_dirs_linux"`
-	CondaRelDirsWindows     []string `json:"conda_rel_dirs_windows,omitempty" toml:"conda_rel_dirs_windows"`
-	SitePackagesLinux       []string `json:"site_packages_linux,omitempty" toml:"site_packages_linux"`
-	SitePackagesWindows     []string `json:"site_packages_windows,omitempty" toml:"site_packages_windows"`
-	AnchorRelDirsLinux      []string `json:"anchor_rel_dirs_linux,omitempty" toml:"anchor_rel_dirs_linux"`
-	AnchorRelDirsWindows    []string `json:"anchor_rel_dirs_windows,omitempty" toml:"anchor_rel_dirs_windows"`
-	InstallRootEnvVars      []string `json:"install_root_env_vars,omitempty" toml:"install_root_env_vars"`
-	InstallRootRelDirs      []string `json:"install_root_rel_dirs,omitempty" toml:"install_root_rel_dirs"`
-	Dependencies            []string `json:"dependencies,omitempty" toml:"dependencies"`
-	OptionalDependencies    []string `json:"optional_dependencies,omitempty" toml:"optional_dependencies"`
-	CanaryAnchors           []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
-	RequiresAddDLLDirectory bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
-	RequiresRTLDDeepbind    bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
+	Name         string   `json:"name" toml:"name"`
+	PackagedWith string   `json:"packaged_with" toml:"packaged_with"` // "ctk", "other" or "driver"
+	LinuxSonames []string `json:"linux_sonames,omitempty" toml:"linux_sonames"`
+	WindowsDLLs  []string `json:"windows_dlls,omitempty" toml:"windows_dlls"`
+	// SupportedWindowsArch are the Windows architectures ("x64", "arm64", as Platform.Triple names
+	// them) the Windows files exist for; none declared means every one (cuDLA is arm64 only).
+	SupportedWindowsArch []string `json:"supported_windows_arch,omitempty" toml:"supported_windows_arch"`
+	LinuxFiles           []string `json:"linux_files,omitempty" toml:"linux_files"`     // other kinds: the header that marks the directory, the binary, the archive, the bitcode file
+	WindowsFiles         []string `json:"windows_files,omitempty" toml:"windows_files"` // the same on Windows ("nvcc.exe", "cudadevrt.lib")
+	CondaRelDirsLinux    []string `json:"conda_rel_dirs_linux,omitempty" toml:"conda_rel_dirs_linux"`
+	CondaRelDirsWindows  []string `json:"conda_rel_dirs_windows,omitempty" toml:"conda_rel_dirs_windows"`
+	// CondaRelDirsWindowsArm64, when declared, replace CondaRelDirsWindows on windows/arm64.
+	CondaRelDirsWindowsArm64 []string `json:"conda_rel_dirs_windows_arm64,omitempty" toml:"conda_rel_dirs_windows_arm64"`
+	SitePackagesLinux        []string `json:"site_packages_linux,omitempty" toml:"site_packages_linux"`
+	SitePackagesWindows      []string `json:"site_packages_windows,omitempty" toml:"site_packages_windows"`
+	// SitePackagesWindowsArm64, when declared, replace SitePackagesWindows on windows/arm64: CUDA 13
+	// wheels keep each architecture's DLLs apart (nvidia/cu13/bin/x86_64, nvidia/cu13/bin/arm64) and
+	// CUDA 12 component wheels are x64 only.
+	SitePackagesWindowsArm64 []string `json:"site_packages_windows_arm64,omitempty" toml:"site_packages_windows_arm64"`
+	AnchorRelDirsLinux       []string `json:"anchor_rel_dirs_linux,omitempty" toml:"anchor_rel_dirs_linux"`
+	AnchorRelDirsWindows     []string `json:"anchor_rel_dirs_windows,omitempty" toml:"anchor_rel_dirs_windows"`
+	InstallRootEnvVars       []string `json:"install_root_env_vars,omitempty" toml:"install_root_env_vars"`
+	InstallRootRelDirs       []string `json:"install_root_rel_dirs,omitempty" toml:"install_root_rel_dirs"`
+	Dependencies             []string `json:"dependencies,omitempty" toml:"dependencies"`
+	OptionalDependencies     []string `json:"optional_dependencies,omitempty" toml:"optional_dependencies"`
+	CanaryAnchors            []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
+	RequiresAddDLLDirectory  bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
+	RequiresRTLDDeepbind     bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
 	// ProgramFilesDirsWindows are globs, relative to the Program Files directory, of the directories
 	// that hold the files ("NVIDIA/CUDNN/v9.*/bin/*/{triple}"); the programfiles step walks them.
 	ProgramFilesDirsWindows []string `json:"program_files_dirs_windows,omitempty" toml:"program_files_dirs_windows"`
@@ -91,6 +100,9 @@ type Library struct {
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic
 // library, the declared files for the other kinds.
 func (l *Library) FileNames(p Platform) []string {
+	if p.OS == "windows" && len(l.SupportedWindowsArch) > 0 && !slices.Contains(l.SupportedWindowsArch, p.Triple()) {
+		return nil
+	}
 	if p.OS == "windows" {
 		return append(l.WindowsDLLs[:len(l.WindowsDLLs):len(l.WindowsDLLs)], l.WindowsFiles...)
 	}
@@ -105,6 +117,9 @@ func (l *Library) CondaDirs(p Platform) []string {
 	dirs := l.CondaRelDirsLinux
 	if p.OS == "windows" {
 		dirs = l.CondaRelDirsWindows
+		if p.Arch == "arm64" && len(l.CondaRelDirsWindowsArm64) > 0 {
+			dirs = l.CondaRelDirsWindowsArm64
+		}
 	}
 	if len(dirs) > 0 || len(l.LinuxFiles)+len(l.WindowsFiles) > 0 {
 		return p.expand(dirs)
@@ -122,6 +137,9 @@ func (l *Library) CondaDirs(p Platform) []string {
 
 // SitePackagesDirs returns the site-packages sub-directories to search on p.
 func (l *Library) SitePackagesDirs(p Platform) []string {
+	if p.OS == "windows" && p.Arch == "arm64" && len(l.SitePackagesWindowsArm64) > 0 {
+		return p.expand(l.SitePackagesWindowsArm64)
+	}
 	if p.OS == "windows" {
 		return p.expand(l.SitePackagesWindows)
 	}

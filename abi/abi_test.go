@@ -1,6 +1,9 @@
 package abi
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestToolkitRoot(t *testing.T) {
 	tests := []struct {
@@ -20,6 +23,45 @@ func TestToolkitRoot(t *testing.T) {
 		root, ok := ToolkitRoot(tt.path)
 		if root != tt.root || ok != tt.ok {
 			t.Errorf("ToolkitRoot(%q) = %q, %v; want %q, %v", tt.path, root, ok, tt.root, tt.ok)
+		}
+	}
+}
+
+// TestLibrary_windowsArch: on windows/arm64 the _arm64 lists replace the x64 ones where declared,
+// "{triple}" is x64 or arm64, and supported_windows_arch makes a library absent on the other one.
+func TestLibrary_windowsArch(t *testing.T) {
+	cudart := Library{
+		WindowsDLLs: []string{"cudart64_13.dll"}, SitePackagesWindows: []string{"nvidia/cu13/bin/x86_64", "nvidia/cuda_runtime/bin"},
+		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"}, AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
+	}
+	devrt := Library{
+		WindowsFiles: []string{"cudadevrt.lib"}, AnchorRelDirsWindows: []string{"lib/{triple}"},
+		CondaRelDirsWindows: []string{"Library/lib/x64", "Library/lib"}, CondaRelDirsWindowsArm64: []string{"Library/lib/arm64"},
+	}
+	cudla := Library{LinuxSonames: []string{"libcudla.so.1"}, WindowsDLLs: []string{"cudla.dll"}, SupportedWindowsArch: []string{"arm64"}, AnchorRelDirsWindows: []string{"bin/arm64"}}
+	x64, arm64, linuxArm := Platform{OS: "windows", Arch: "amd64"}, Platform{OS: "windows", Arch: "arm64"}, Platform{OS: "linux", Arch: "arm64"}
+	join := func(s []string) string { return strings.Join(s, " ") }
+	tests := []struct {
+		name string
+		got  []string
+		want string
+	}{
+		{"cudart site-packages on x64: cu13 x86_64, then the CUDA 12 wheel", cudart.SitePackagesDirs(x64), "nvidia/cu13/bin/x86_64 nvidia/cuda_runtime/bin"},
+		{"cudart site-packages on arm64: cu13 arm64 only", cudart.SitePackagesDirs(arm64), "nvidia/cu13/bin/arm64"},
+		{"cudart toolkit on x64", cudart.AnchorDirs(x64), "bin/x64 bin"},
+		{"cudart toolkit on arm64", cudart.AnchorDirs(arm64), "bin/arm64 bin"},
+		{"cudart conda on arm64: the toolkit dirs under Library", cudart.CondaDirs(arm64), "Library/bin/arm64 Library/bin"},
+		{"cudadevrt toolkit on arm64", devrt.AnchorDirs(arm64), "lib/arm64"},
+		{"cudadevrt conda on x64", devrt.CondaDirs(x64), "Library/lib/x64 Library/lib"},
+		{"cudadevrt conda on arm64", devrt.CondaDirs(arm64), "Library/lib/arm64"},
+		{"cudla on arm64", cudla.FileNames(arm64), "cudla.dll"},
+		{"cudla on x64: none", cudla.FileNames(x64), ""},
+		{"cudla on linux/arm64: the arch list is Windows'", cudla.FileNames(linuxArm), "libcudla.so.1"},
+		{"no supported_windows_arch: every Windows arch", cudart.FileNames(arm64), "cudart64_13.dll"},
+	}
+	for _, tt := range tests {
+		if got := join(tt.got); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -16,12 +16,15 @@ static void decode_library(const json *j, library *v) {
 	v->packaged_with = json_str(j, "packaged_with");
 	v->linux_sonames = json_strs(j, "linux_sonames");
 	v->windows_dlls = json_strs(j, "windows_dlls");
+	v->supported_windows_arch = json_strs(j, "supported_windows_arch");
 	v->linux_files = json_strs(j, "linux_files");
 	v->windows_files = json_strs(j, "windows_files");
 	v->conda_rel_dirs_linux = json_strs(j, "conda_rel_dirs_linux");
 	v->conda_rel_dirs_windows = json_strs(j, "conda_rel_dirs_windows");
+	v->conda_rel_dirs_windows_arm64 = json_strs(j, "conda_rel_dirs_windows_arm64");
 	v->site_packages_linux = json_strs(j, "site_packages_linux");
 	v->site_packages_windows = json_strs(j, "site_packages_windows");
+	v->site_packages_windows_arm64 = json_strs(j, "site_packages_windows_arm64");
 	v->anchor_rel_dirs_linux = json_strs(j, "anchor_rel_dirs_linux");
 	v->anchor_rel_dirs_windows = json_strs(j, "anchor_rel_dirs_windows");
 	v->install_root_env_vars = json_strs(j, "install_root_env_vars");

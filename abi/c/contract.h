@@ -50,12 +50,15 @@ typedef struct {
 	const char *packaged_with;
 	strs linux_sonames;
 	strs windows_dlls;
+	strs supported_windows_arch;
 	strs linux_files;
 	strs windows_files;
 	strs conda_rel_dirs_linux;
 	strs conda_rel_dirs_windows;
+	strs conda_rel_dirs_windows_arm64;
 	strs site_packages_linux;
 	strs site_packages_windows;
+	strs site_packages_windows_arm64;
 	strs anchor_rel_dirs_linux;
 	strs anchor_rel_dirs_windows;
 	strs install_root_env_vars;

@@ -265,9 +265,18 @@ strs expand(platform p, strs dirs) {
 	return out;
 }
 
+static bool contains(strs l, const char *s) {
+	for (int i = 0; i < l.n; i++)
+		if (!strcmp(l.v[i], s))
+			return true;
+	return false;
+}
+
 strs file_names(const request *rq) {
 	const library *l = &rq->library;
 	strs out = {0};
+	if (is_windows(rq) && l->supported_windows_arch.n && !contains(l->supported_windows_arch, triple(rq->platform)))
+		return out;
 	const strs *a = is_windows(rq) ? &l->windows_dlls : &l->linux_sonames;
 	const strs *b = is_windows(rq) ? &l->windows_files : &l->linux_files;
 	for (int i = 0; i < a->n; i++)
@@ -280,6 +289,26 @@ strs file_names(const request *rq) {
 strs anchor_dirs(const request *rq) {
 	const library *l = &rq->library;
 	return expand(rq->platform, is_windows(rq) ? l->anchor_rel_dirs_windows : l->anchor_rel_dirs_linux);
+}
+
+static bool is_windows_arm64(const request *rq) { return is_windows(rq) && !strcmp(rq->platform.arch, "arm64"); }
+
+strs site_packages_dirs(const request *rq) {
+	const library *l = &rq->library;
+	if (is_windows_arm64(rq) && l->site_packages_windows_arm64.n)
+		return expand(rq->platform, l->site_packages_windows_arm64);
+	return expand(rq->platform, is_windows(rq) ? l->site_packages_windows : l->site_packages_linux);
+}
+
+strs conda_dirs(const request *rq) {
+	const library *l = &rq->library;
+	strs dirs = is_windows(rq) ? l->conda_rel_dirs_windows : l->conda_rel_dirs_linux;
+	if (is_windows_arm64(rq) && l->conda_rel_dirs_windows_arm64.n)
+		dirs = l->conda_rel_dirs_windows_arm64;
+	if (dirs.n || l->linux_files.n + l->windows_files.n)
+		return expand(rq->platform, dirs);
+	strs anchors = anchor_dirs(rq);
+	return is_windows(rq) ? under("Library", anchors) : anchors;
 }
 
 static char fold(char c) { return c >= 'A' && c <= 'Z' ? c + 'a' - 'A' : c; }

@@ -11,10 +11,5 @@ void search_conda(const request *rq, response *rs) {
 	const char *prefix = env_dir(rs, "CONDA_PREFIX");
 	if (!prefix)
 		return;
-	const library *l = &rq->library;
-	strs rels = is_windows(rq) ? l->conda_rel_dirs_windows : l->conda_rel_dirs_linux;
-	if (rels.n == 0 && l->linux_files.n + l->windows_files.n == 0)
-		find(rq, rs, under(is_windows(rq) ? path_join(prefix, "Library") : prefix, anchor_dirs(rq)), "conda");
-	else
-		find(rq, rs, under(prefix, expand(rq->platform, rels)), "conda");
+	find(rq, rs, under(prefix, conda_dirs(rq)), "conda");
 }

@@ -1,10 +1,12 @@
 package conda
 
 import (
+	"slices"
 	"testing"
 	"testing/fstest"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/plugins/internal/steptest"
 )
 
 func TestSearch(t *testing.T) {
@@ -47,6 +49,41 @@ func TestSearch(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Fatalf("got %q, want %q (tried %+v)", got, tt.want, resp.Tried)
+			}
+		})
+	}
+}
+
+// TestSearch_windowsArch: $CONDA_PREFIX/Library with the builtin pack's Windows layouts, in the Go
+// reference and in the C the builtin module ships: a dynamic library in Library/bin/x64 or
+// Library/bin/arm64, then Library/bin; cudadevrt in Library/lib/x64 then Library/lib on x64,
+// Library/lib/arm64 only on arm64.
+func TestSearch_windowsArch(t *testing.T) {
+	prefix := steptest.Tree(t, "Library/bin/x64/cudart64_13.dll", "Library/bin/arm64/cudart64_13.dll", "Library/bin/cudart64_12.dll",
+		"Library/lib/x64/cudadevrt.lib", "Library/lib/arm64/cudadevrt.lib", "Library/lib/cudadevrt.lib")
+	x64, arm64 := abi.Platform{OS: "windows", Arch: "amd64"}, abi.Platform{OS: "windows", Arch: "arm64"}
+	tests := []struct {
+		name string
+		kind abi.Kind
+		lib  string
+		plat abi.Platform
+		want []string
+	}{
+		{"cudart x64", abi.KindDynamicLib, "cudart", x64, []string{"/Library/bin/x64/cudart64_13.dll", "/Library/bin/cudart64_12.dll"}},
+		{"cudart arm64", abi.KindDynamicLib, "cudart", arm64, []string{"/Library/bin/arm64/cudart64_13.dll", "/Library/bin/cudart64_12.dll"}},
+		{"cudadevrt x64", abi.KindStaticLib, "cudadevrt", x64, []string{"/Library/lib/x64/cudadevrt.lib", "/Library/lib/cudadevrt.lib"}},
+		{"cudadevrt arm64", abi.KindStaticLib, "cudadevrt", arm64, []string{"/Library/lib/arm64/cudadevrt.lib"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, tt.lib)}
+			goGot, cGot := steptest.Both(t, Plugin, prefix, map[string]string{"CONDA_PREFIX": prefix}, req)
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, w+"=conda")
+			}
+			if !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
+				t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
 			}
 		})
 	}

@@ -1,11 +1,13 @@
 package envroots
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/plugins/internal/steptest"
 )
 
 func TestSearch(t *testing.T) {
@@ -68,6 +70,42 @@ func TestSearch(t *testing.T) {
 				if !strings.Contains(strings.Join(reasons, "\n"), tt.tried) {
 					t.Fatalf("tried %v lacks %q", reasons, tt.tried)
 				}
+			}
+		})
+	}
+}
+
+// TestSearch_windowsArch: a toolkit root through CUDA_PATH, with the builtin pack's Windows layouts,
+// in the Go reference and in the C the builtin module ships: bin/x64 or bin/arm64, then bin;
+// cudadevrt in lib/x64 or lib/arm64; cuDLA in bin/arm64, and on arm64 only.
+func TestSearch_windowsArch(t *testing.T) {
+	cuda := steptest.Tree(t, "bin/x64/cudart64_13.dll", "bin/arm64/cudart64_13.dll", "bin/cudart64_12.dll",
+		"lib/x64/cudadevrt.lib", "lib/arm64/cudadevrt.lib", "lib/cudadevrt.lib", "bin/arm64/cudla.dll", "bin/cudla.dll")
+	x64, arm64 := abi.Platform{OS: "windows", Arch: "amd64"}, abi.Platform{OS: "windows", Arch: "arm64"}
+	tests := []struct {
+		name string
+		kind abi.Kind
+		lib  string
+		plat abi.Platform
+		want []string
+	}{
+		{"cudart x64", abi.KindDynamicLib, "cudart", x64, []string{"/bin/x64/cudart64_13.dll", "/bin/cudart64_12.dll"}},
+		{"cudart arm64", abi.KindDynamicLib, "cudart", arm64, []string{"/bin/arm64/cudart64_13.dll", "/bin/cudart64_12.dll"}},
+		{"cudadevrt x64", abi.KindStaticLib, "cudadevrt", x64, []string{"/lib/x64/cudadevrt.lib"}},
+		{"cudadevrt arm64", abi.KindStaticLib, "cudadevrt", arm64, []string{"/lib/arm64/cudadevrt.lib"}},
+		{"cudla arm64: bin/arm64 only", abi.KindDynamicLib, "cudla", arm64, []string{"/bin/arm64/cudla.dll"}},
+		{"cudla x64: not on this platform", abi.KindDynamicLib, "cudla", x64, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, tt.lib)}
+			goGot, cGot := steptest.Both(t, Plugin, cuda, map[string]string{"CUDA_PATH": cuda}, req)
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, w+"=CUDA_PATH")
+			}
+			if !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
+				t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
 			}
 		})
 	}

@@ -18,8 +18,7 @@ void search_wheels(const request *rq, response *rs) {
 		add_tried(rs, "", "no site-packages directory found");
 		return;
 	}
-	const library *l = &rq->library;
-	strs subs = expand(rq->platform, is_windows(rq) ? l->site_packages_windows : l->site_packages_linux);
+	strs subs = site_packages_dirs(rq);
 	for (int s = 0; s < subs.n; s++)
 		for (int i = 0; i < sites.n; i++)
 			push(&dirs, path_join(sites.v[i], subs.v[s]));

@@ -1,10 +1,12 @@
 package wheels
 
 import (
+	"slices"
 	"testing"
 	"testing/fstest"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/plugins/internal/steptest"
 )
 
 func TestSearch(t *testing.T) {
@@ -74,5 +76,47 @@ func TestSearch_noSites(t *testing.T) {
 	resp := Search(abi.Env{FS: fstest.MapFS{}}, &abi.Request{Library: abi.Library{LinuxSonames: []string{"libx.so.1"}}})
 	if len(resp.Candidates) != 0 || len(resp.Tried) != 1 || resp.Tried[0].Reason != "no site-packages directory found" {
 		t.Fatalf("got %+v", resp)
+	}
+}
+
+// TestSearch_windowsArch: the builtin pack's Windows wheel layouts, in the Go reference and in the C
+// the builtin module ships. CUDA 13 wheels keep nvidia/cu13/bin/x86_64 and nvidia/cu13/bin/arm64
+// apart; CUDA 12 component wheels (nvidia/cuda_runtime/bin) are x64 only.
+func TestSearch_windowsArch(t *testing.T) {
+	site := steptest.Tree(t,
+		"nvidia/cu13/bin/x86_64/cudart64_13.dll", "nvidia/cu13/bin/arm64/cudart64_13.dll", "nvidia/cuda_runtime/bin/cudart64_12.dll",
+		"nvidia/cu13/bin/cudss64_0.dll", "nvidia/cu13/bin/cudss64_1.dll", "nvidia/cu13/lib/libcudss.so.0", "nvidia/cu13/lib/libcudss.so.1",
+		"nvidia/cu13/lib/x64/cudadevrt.lib", "nvidia/cu13/lib/arm64/cudadevrt.lib", "nvidia/cuda_runtime/lib/x64/cudadevrt.lib",
+		"nvidia/cu13/bin/arm64/cudla.dll")
+	x64, arm64, linux := abi.Platform{OS: "windows", Arch: "amd64"}, abi.Platform{OS: "windows", Arch: "arm64"}, abi.Platform{OS: "linux", Arch: "amd64"}
+	tests := []struct {
+		name string
+		kind abi.Kind
+		lib  string
+		plat abi.Platform
+		want []string
+	}{
+		{"cudart x64: cu13 x86_64, then the CUDA 12 wheel", abi.KindDynamicLib, "cudart", x64,
+			[]string{"/nvidia/cu13/bin/x86_64/cudart64_13.dll", "/nvidia/cuda_runtime/bin/cudart64_12.dll"}},
+		{"cudart arm64: cu13 arm64 only", abi.KindDynamicLib, "cudart", arm64, []string{"/nvidia/cu13/bin/arm64/cudart64_13.dll"}},
+		{"cudss 1.0 before 0 on Windows", abi.KindDynamicLib, "cudss", arm64, []string{"/nvidia/cu13/bin/cudss64_1.dll", "/nvidia/cu13/bin/cudss64_0.dll"}},
+		{"cudss 1.0 before 0 on Linux", abi.KindDynamicLib, "cudss", linux, []string{"/nvidia/cu13/lib/libcudss.so.1", "/nvidia/cu13/lib/libcudss.so.0"}},
+		{"cudadevrt x64", abi.KindStaticLib, "cudadevrt", x64, []string{"/nvidia/cu13/lib/x64/cudadevrt.lib", "/nvidia/cuda_runtime/lib/x64/cudadevrt.lib"}},
+		{"cudadevrt arm64", abi.KindStaticLib, "cudadevrt", arm64, []string{"/nvidia/cu13/lib/arm64/cudadevrt.lib"}},
+		{"cudla: no Windows wheel ships it", abi.KindDynamicLib, "cudla", arm64, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, tt.lib),
+				Roots: []abi.Root{{Path: site, Role: abi.RoleSitePackages}}}
+			goGot, cGot := steptest.Both(t, Plugin, site, nil, req)
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, w+"=site-packages")
+			}
+			if !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
+				t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
+			}
+		})
 	}
 }

@@ -132,6 +132,8 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 		return fmt.Errorf("pack %s: %s %q declares no linux_files and no windows_files", where, table, l.Name)
 	case !dynamic && len(l.LinuxSonames)+len(l.WindowsDLLs)+len(l.Dependencies)+len(l.OptionalDependencies) > 0:
 		return fmt.Errorf("pack %s: %s %q: sonames, DLL names and dependencies are for [[library]] tables", where, table, l.Name)
+	case badWindowsArch(l.SupportedWindowsArch) != "":
+		return fmt.Errorf("pack %s: %s %q: supported_windows_arch holds %q, expected \"x64\" or \"arm64\"", where, table, l.Name, badWindowsArch(l.SupportedWindowsArch))
 	case nulField(&l.Library) != "":
 		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Library))
 	}
@@ -143,6 +145,16 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 	}
 	c.byName[k] = &Entry{Library: l.Library, Kind: kind, Pack: where}
 	return nil
+}
+
+// badWindowsArch returns the first of archs that names no Windows architecture, or "".
+func badWindowsArch(archs []string) string {
+	for _, a := range archs {
+		if a != "x64" && a != "arm64" {
+			return a
+		}
+	}
+	return ""
 }
 
 // nulField names the first field of l (as a pack spells it) with a NUL byte in a string, or "".

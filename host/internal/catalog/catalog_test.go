@@ -24,6 +24,7 @@ func TestBuiltinPack(t *testing.T) {
 	}
 	linux := abi.Platform{OS: "linux", Arch: "amd64"}
 	windows := abi.Platform{OS: "windows", Arch: "amd64"}
+	winArm := abi.Platform{OS: "windows", Arch: "arm64"}
 	tests := []struct {
 		kind    abi.Kind
 		name    string
@@ -37,6 +38,15 @@ func TestBuiltinPack(t *testing.T) {
 		{abi.KindDynamicLib, "cufftMp", linux, "libcufftMp.so.12 libcufftMp.so.11", true, "lib64 lib"},
 		{abi.KindDynamicLib, "cudart", windows, "cudart64_13.dll cudart64_12.dll", true, "bin/x64 bin"},
 		{abi.KindDynamicLib, "cufile", windows, "", false, ""},
+		{abi.KindDynamicLib, "cudart", winArm, "cudart64_13.dll cudart64_12.dll", true, "bin/arm64 bin"},
+		{abi.KindDynamicLib, "cupti", winArm, strings.Join(dynLib(c, "cupti").WindowsDLLs, " "), true, "extras/CUPTI/lib64 bin/arm64 bin"},
+		{abi.KindDynamicLib, "cudla", winArm, "cudla.dll", true, "bin/arm64"},
+		{abi.KindDynamicLib, "cudla", windows, "", false, ""},
+		{abi.KindDynamicLib, "cudla", linux, "libcudla.so.1", true, "lib64 lib"},
+		{abi.KindDynamicLib, "cudss", linux, "libcudss.so.1 libcudss.so.0", true, "lib64 lib"},
+		{abi.KindDynamicLib, "cudss", winArm, "cudss64_1.dll cudss64_0.dll", true, "bin/arm64 bin"},
+		{abi.KindStaticLib, "cudadevrt", windows, "cudadevrt.lib", true, "lib/x64"},
+		{abi.KindStaticLib, "cudadevrt", winArm, "cudadevrt.lib", true, "lib/arm64"},
 		{abi.KindDynamicLib, "cudnn", linux, "libcudnn.so.9", true, "lib64 lib"},
 		{abi.KindHeaderDir, "cudart", linux, "cuda_runtime.h", true, "include targets/x86_64-linux/include"},
 		{abi.KindHeaderDir, "cccl", linux, "cuda/std/version", true, "include/cccl include targets/x86_64-linux/include/cccl targets/x86_64-linux/include"},
@@ -66,10 +76,26 @@ func TestBuiltinPack(t *testing.T) {
 	if strings.Join(cublas.Dependencies, ",") != "cublasLt" {
 		t.Errorf("cublas dependencies %v", cublas.Dependencies)
 	}
+	if cudss := dynLib(c, "cudss"); strings.Join(cudss.Dependencies, ",") != "cublas,cublasLt" || strings.Join(cudss.OptionalDependencies, ",") != "nvrtc" {
+		t.Errorf("cudss %+v", cudss.Library)
+	}
+	// Windows wheels: CUDA 13 keeps each architecture apart; the CUDA 12 component wheels are x64 only.
+	for _, lib := range []string{"cudart", "nvrtc", "cublas", "nvvm", "cupti"} {
+		x64, arm := dynLib(c, lib).SitePackagesDirs(windows), dynLib(c, lib).SitePackagesDirs(winArm)
+		if len(x64) != 2 || x64[0] != "nvidia/cu13/bin/x86_64" || !strings.HasPrefix(x64[1], "nvidia/cu") || strings.Join(arm, " ") != "nvidia/cu13/bin/arm64" {
+			t.Errorf("%s site-packages: x64 %q, arm64 %q", lib, x64, arm)
+		}
+	}
 	cudnn, _ := c.Lookup(abi.KindDynamicLib, "cudnn")
 	if strings.Join(cudnn.InstallRootEnvVars, ",") != "CUDNN_PATH" || strings.Join(cudnn.OptionalDependencies, ",") != "nvrtc" {
 		t.Errorf("cudnn %+v", cudnn.Library)
 	}
+}
+
+// dynLib returns the builtin pack's dynamic library name.
+func dynLib(c *Catalog, name string) *Entry {
+	l, _ := c.Lookup(abi.KindDynamicLib, name)
+	return l
 }
 
 func TestNew_Errors(t *testing.T) {
@@ -82,6 +108,7 @@ func TestNew_Errors(t *testing.T) {
 		{"syntax", []string{"[[library]\n"}, "pack p0.toml:2:10: expected end of table array name"},
 		{"no name", []string{"[[library]]\npackaged_with = \"ctk\"\n"}, "p0.toml:1: [[library]] without a name"},
 		{"bad packaged_with", []string{"[[library]]\nname = \"x\"\npackaged_with = \"nvidia\"\nlinux_sonames = [\"a\"]\n"}, `packaged_with is "nvidia"`},
+		{"bad Windows arch", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nwindows_dlls = [\"x.dll\"]\nsupported_windows_arch = [\"arm64\", \"amd64\"]\n"}, `p0.toml:1: library "x": supported_windows_arch holds "amd64", expected "x64" or "arm64"`},
 		{"no files", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\n"}, `"x" declares no linux_sonames`},
 		{"header with sonames", []string{"[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\nlinux_sonames = [\"libx.so\"]\n"}, "are for [[library]] tables"},
 		{"unknown dependency", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"y\"]\n"}, `"x" depends on unknown library "y"`},

@@ -388,3 +388,52 @@ func compare(t *testing.T, step string, seed uint64, opt Options) {
 	}
 	t.Logf("%d searches agree (%d candidates)", calls, found)
 }
+
+// PackLibrary returns the builtin pack's descriptor of kind and name.
+func PackLibrary(t testing.TB, kind abi.Kind, name string) abi.Library {
+	t.Helper()
+	for _, l := range PackDescriptors(t)[kind] {
+		if l.Name == name {
+			return l
+		}
+	}
+	t.Fatalf("the builtin pack has no %s %q", kind, name)
+	return abi.Library{}
+}
+
+// Both runs req through p (the Go reference) and through the builtin module's C of the same step,
+// over the real tree under dir, and returns each one's candidates as "path=found_via" with dir
+// stripped from the path. A step's table tests hold both forms to the same answer.
+func Both(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *abi.Request) (goGot, cGot []string) {
+	t.Helper()
+	CheckModule(t, p.Name)
+	Register(p)
+	req.ABI, req.Step, req.Entry = abi.Version, p.Name, p.Name
+	paths := func(r *abi.Response) []string {
+		var out []string
+		for _, c := range r.Candidates {
+			out = append(out, strings.TrimPrefix(c.Path, dir)+"="+c.FoundVia)
+		}
+		return out
+	}
+	want, _ := Reference(req, env, nil)
+	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req, nil)
+	return paths(want), paths(got)
+}
+
+// Tree creates each of rels (slash-separated, relative) as a small file under a new directory, and
+// returns the directory.
+func Tree(t testing.TB, rels ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, rel := range rels {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
