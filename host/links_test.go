@@ -198,3 +198,26 @@ func TestFind_systemStubThroughLink(t *testing.T) {
 		t.Fatalf("the trace: %+v; want the stub passed over: %q", ex.Steps, want)
 	}
 }
+
+// TestLoad_linkToWritableDirectory: a link in a private directory whose target lies in a directory
+// anyone may write is loaded through the checked file's descriptor, as a file in that directory is:
+// the trust rule is judged on every link and every directory on the way to the target.
+func TestLoad_linkToWritableDirectory(t *testing.T) {
+	needLoader(t)
+	site, shared := t.TempDir(), t.TempDir()
+	os.Chmod(shared, 0o777)
+	target := put(t, shared, "libtrustl.so.1", elfLib(t, "libtrustl.so.1"))
+	link := filepath.Join(site, "pf", "lib", "libtrustl.so.1")
+	symlink(t, target, link)
+	packs := put(t, t.TempDir(), "trustl.toml", pack("trustl", `site_packages_linux = ["pf/lib"]`))
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
+	ex := f.Explain(bg, DynamicLib, "trustl")
+	want := "a load goes through the checked file's descriptor, as directory " + shared + " is writable by others"
+	if ex.Err != nil || !strings.Contains(fmt.Sprint(ex.Steps), want) {
+		t.Fatalf("explain: %v %+v; want the note %q", ex.Err, ex.Steps, want)
+	}
+	lib, err := f.Load(bg, "trustl")
+	if err != nil || lib.Path != link || lib.RealPath != target {
+		t.Fatalf("Load = %+v, %v; want %s (real %s)", lib, err, link, target)
+	}
+}

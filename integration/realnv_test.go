@@ -188,7 +188,7 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 		l := byName(name)
 		return linked(filepath.Join(fo.nixRoot, rel, l.soname), filepath.Join(fo.nixStore, "h-"+filepath.Base(l.pkg), rel, tr.versioned(l)), "CUDA_PATH")
 	}
-	out = append(out, layout{"Nix symlinkJoin root (CUDA_PATH): file links, nvvm/ a directory link", map[string]string{"CUDA_PATH": fo.nixRoot}, concat(
+	out = append(out, layout{"Nix symlinkJoin (CUDA_PATH; nvvm/ a directory link)", map[string]string{"CUDA_PATH": fo.nixRoot}, concat(
 		both("cudart", nix("cudart", "lib")), both("cublas", nix("cublas", "lib")),
 		both("nvvm", nix("nvvm", "nvvm/lib64")), both("cupti", nix("cupti", "lib")),
 		[]check{dependencyCheck("cublas", nix("cublasLt", "lib"))},
