@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,6 +183,8 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 	out = append(out, layout{"uv venv, --link-mode=symlink (VIRTUAL_ENV)", map[string]string{"VIRTUAL_ENV": fo.uvVenv()}, concat(
 		both("cudart", uv("cudart")), both("cublas", uv("cublas")), both("nvrtc", uv("nvrtc")), both("nvvm", uv("nvvm")),
 		[]check{dependencyCheck("cublas", uv("cublasLt")), explainCheck("cudart", fo.uvSite+"/"+byName("cudart").wheel+" → "+fo.uvCached(byName("cudart")))},
+		reference(fo.uvSite, "cudart", uv("cudart")), reference(fo.uvSite, "cublas", uv("cublas")),
+		reference(fo.uvSite, "nvrtc", uv("nvrtc")), reference(fo.uvSite, "nvvm", uv("nvvm")),
 	)})
 
 	nix := func(name, rel string) want {
@@ -192,6 +195,8 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 		both("cudart", nix("cudart", "lib")), both("cublas", nix("cublas", "lib")),
 		both("nvvm", nix("nvvm", "nvvm/lib64")), both("cupti", nix("cupti", "lib")),
 		[]check{dependencyCheck("cublas", nix("cublasLt", "lib"))},
+		reference("", "cudart", nix("cudart", "lib")), reference("", "cublas", nix("cublas", "lib")),
+		reference("", "nvvm", nix("nvvm", "nvvm/lib64")), reference("", "cupti", nix("cupti", "lib")),
 	)})
 
 	spack := func(name string) want {
@@ -200,11 +205,14 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 	}
 	out = append(out, layout{"Spack view (CUDA_HOME)", map[string]string{"CUDA_HOME": fo.spackView}, concat(
 		both("cudart", spack("cudart")), both("cublas", spack("cublas")), both("nvvm", spack("nvvm")), both("cupti", spack("cupti")),
+		reference("", "cudart", spack("cudart")), reference("", "cublas", spack("cublas")),
+		reference("", "nvvm", spack("nvvm")), reference("", "cupti", spack("cupti")),
 	)})
 
 	cudart := byName("cudart")
+	bazel := linked(filepath.Join(fo.bazelSite, cudart.wheel), fo.bazelExternal(cudart), "site-packages")
 	out = append(out, layout{"Bazel runfiles: a directory link into external/", map[string]string{"PATHFINDER_SITE_PACKAGES": fo.bazelSite},
-		both("cudart", linked(filepath.Join(fo.bazelSite, cudart.wheel), fo.bazelExternal(cudart), "site-packages"))})
+		concat(both("cudart", bazel), reference(fo.bazelSite, "cudart", bazel))})
 
 	libdevice := "nvvm/libdevice/libdevice.10.bc"
 	out = append(out, layout{"Debian's nvidia-cuda-toolkit (CUDA_HOME=/usr/lib/cuda)", map[string]string{"CUDA_HOME": fo.debianCTK}, []check{
@@ -212,6 +220,7 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 			s.checkLib(t, env, "find", "device", linked(filepath.Join(fo.debianCTK, libdevice),
 				filepath.Join(filepath.Dir(fo.debianCTK), "nvidia-cuda-toolkit", "libdevice", "libdevice.10.bc"), "CUDA_HOME"), "--kind", "bitcode")
 		}},
+		reference("", "device", at(filepath.Join(fo.debianCTK, libdevice), "CUDA_HOME"))[0],
 	}})
 
 	realCudart := filepath.Join(tr.toolkit, "targets", "x86_64-linux", "lib", tr.versioned(cudart))
@@ -220,6 +229,7 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 		both("cudart", linked(shared, realCudart, "CUDA_HOME")),
 		[]check{mapsCheck("cudart", "libcudart.so", linked(shared, realCudart, "CUDA_HOME"), realCudart),
 			explainCheck("cudart", "a load goes through the checked file's descriptor, as directory "+filepath.Dir(shared)+" is writable by others")},
+		reference("", "cudart", linked(shared, realCudart, "CUDA_HOME")),
 	)})
 
 	stub := filepath.Join(fo.stubRoot, cudart.toolkit)
@@ -227,6 +237,53 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 		both("cudart", failsWith("refused", stub, filepath.Join(fo.stubRoot, "lib64", "stubs", "libcudart.so"), "stubs/ library")),
 	})
 	return out
+}
+
+// reference is NVIDIA's cuda.pathfinder asked the same, in a fresh python3 process with the layout's
+// environment, when PATHFINDER_REFERENCE names a directory from which python3 imports cuda.pathfinder
+// (its cuda_pathfinder/ source): load_nvidia_dynamic_lib, or locate_bitcode_lib for libdevice. It
+// must give the file w names, from the same directory, with w's label but for one known difference:
+// it says CUDA_PATH for CUDA_HOME. In a toolkit's directory it may name the file by another of its
+// names there (libcudart.so.12.4.127 for libcudart.so.12: it globs libcudart.so* and takes the last,
+// where pathfinder takes a declared soname). site, when not "", is the site-packages python would
+// list for the venv the layout stands for.
+func reference(site, lib string, w want) []check {
+	return []check{{"cuda.pathfinder " + lib, func(t *testing.T, s *suite, env map[string]string) {
+		src := os.Getenv("PATHFINDER_REFERENCE")
+		if src == "" {
+			t.Skip("PATHFINDER_REFERENCE is not set: no cuda.pathfinder to compare with")
+		}
+		exe, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output() // past a pyenv shim
+		if err != nil {
+			t.Skip("no python3")
+		}
+		python := strings.TrimSpace(string(exe))
+		const ask = `import json, site, sys
+if sys.argv[1]: site.getsitepackages, site.ENABLE_USER_SITE = (lambda: [sys.argv[1]]), False
+import cuda.pathfinder as p
+if sys.argv[2] == "device":
+    r = p.locate_bitcode_lib("device")
+    print(json.dumps({"path": r.abs_path, "found_via": r.found_via}))
+else:
+    r = p.load_nvidia_dynamic_lib(sys.argv[2])
+    print(json.dumps({"path": r.abs_path, "found_via": r.found_via}))`
+		env = maps.Clone(env)
+		env["PYTHONPATH"] = src
+		stdout, stderr, code := s.exec(t, env, python, "-c", ask, site, lib)
+		var got answer
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 {
+			t.Fatalf("cuda.pathfinder %s: exit %d, %v\nstdout: %s\nstderr: %s", lib, code, err, stdout, stderr)
+		}
+		via := w.foundVia
+		if via == "CUDA_HOME" {
+			via = "CUDA_PATH"
+		}
+		a, errA := os.Stat(got.Path)
+		b, errB := os.Stat(w.path)
+		if filepath.Dir(got.Path) != filepath.Dir(w.path) || errA != nil || errB != nil || !os.SameFile(a, b) || got.FoundVia != via {
+			t.Errorf("cuda.pathfinder %s: %s via %q; pathfinder says %s via %q", lib, got.Path, got.FoundVia, w.path, w.foundVia)
+		}
+	}}}
 }
 
 // dependencyCheck loads lib and expects its first dependency to be dep.
