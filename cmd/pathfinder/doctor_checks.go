@@ -242,8 +242,11 @@ func checkIgnoredInputs(d *doctorFacts) []problem {
 	var out []problem
 	for _, in := range d.ignored {
 		fix := "unset it, or correct it as the reason says"
-		if strings.Contains(in.reason, "relative") {
+		switch {
+		case strings.Contains(in.reason, "relative") || strings.Contains(in.reason, "not an absolute path"):
 			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.name)
+		case in.name == "CUDA_HOME" && strings.Contains(in.reason, "CUDA_PATH is set"):
+			fix = "point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"
 		}
 		out = append(out, problem{title: fmt.Sprintf("%s=%s is ignored: %s", in.name, in.value, in.reason), fix: fix})
 	}
