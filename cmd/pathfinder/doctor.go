@@ -118,6 +118,9 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 		d.maps, d.mapsErr = readMaps(pid)
 	}
 	d.report = <-report
+	for _, in := range d.report.Ignored {
+		d.ignored = append(d.ignored, ignoredInput{in.Name, in.Value, in.Reason})
+	}
 	return d
 }
 

@@ -338,6 +338,10 @@ func (p *prober) finish(r *Report) {
 	}
 	v := p.state(r)
 	r.State, r.Summary, r.Hint = v.state, v.summary, v.hint
+	r.Ignored = p.ignored
+	for _, in := range p.ignored {
+		r.Summary += "; ignored " + in.String()
+	}
 }
 
 // maxCUDA looks the driver up in NVIDIA's table. On WSL2 the version is the Windows driver's, so the

@@ -56,6 +56,17 @@ type GPU struct {
 	Sources                 []string `json:"sources"`                             // every method that saw this GPU
 }
 
+// IgnoredInput is a variable the probe was given but did not use, and why.
+type IgnoredInput struct {
+	Name   string `json:"name"` // "PATHFINDER_DRIVER_VERSION"
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
+
+func (in IgnoredInput) String() string {
+	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
+}
+
 // Report is what Probe found. Every fact names the method it came from; where methods disagree the
 // highest-authority one wins and Notes says so.
 type Report struct {
@@ -88,7 +99,10 @@ type Report struct {
 	GPUs           []GPU           `json:"gpus"`
 	Methods        []MethodOutcome `json:"methods"`
 	Notes          []string        `json:"notes,omitempty"` // disagreements between methods and warnings
-	Duration       time.Duration   `json:"duration_ns"`
+	// Ignored lists the variables the probe was given but did not use, and why (a
+	// PATHFINDER_DRIVER_VERSION that is no driver version); Summary ends by naming them.
+	Ignored  []IgnoredInput `json:"ignored,omitempty"`
+	Duration time.Duration  `json:"duration_ns"`
 }
 
 // Err returns nil when the driver works (Working), and otherwise an error that wraps ErrNoDriver and
