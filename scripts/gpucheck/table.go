@@ -68,17 +68,22 @@ func readSaved(dir string) (*saved, error) {
 		}
 		return b
 	}
-	report := func(name string) *driver.Report {
+	decode := func(name string, unmarshal func([]byte, any) error, v any) bool {
 		b := read(name)
 		if b == nil {
-			return nil
+			return false
 		}
-		r := &driver.Report{}
-		if err := json.Unmarshal(b, r); err != nil {
+		if err := unmarshal(b, v); err != nil {
 			s.notes = append(s.notes, fmt.Sprintf("%s: %v", name, err))
-			return nil
+			return false
 		}
-		return r
+		return true
+	}
+	report := func(name string) *driver.Report {
+		if r := (&driver.Report{}); decode(name, json.Unmarshal, r) {
+			return r
+		}
+		return nil
 	}
 	s.all, s.static = report(fileDriverAll), report(fileDriverStatic)
 	if s.all != nil {
@@ -92,22 +97,14 @@ func readSaved(dir string) (*saved, error) {
 			}
 		}
 	}
-	if b := read(fileSMIXML); b != nil {
-		s.smiXML = &smiLog{}
-		if err := xml.Unmarshal(b, s.smiXML); err != nil {
-			s.notes = append(s.notes, fmt.Sprintf("%s: %v", fileSMIXML, err))
-			s.smiXML = nil
-		}
+	if l := (&smiLog{}); decode(fileSMIXML, xml.Unmarshal, l) {
+		s.smiXML = l
 	}
 	if b := read(fileSMIQuery); b != nil {
 		s.smiQuery = parseSMIQuery(string(b))
 	}
-	if b := read(fileCUDA); b != nil {
-		s.cuda = &cudaAnswer{}
-		if err := json.Unmarshal(b, s.cuda); err != nil {
-			s.notes = append(s.notes, fmt.Sprintf("%s: %v", fileCUDA, err))
-			s.cuda = nil
-		}
+	if c := (&cudaAnswer{}); decode(fileCUDA, json.Unmarshal, c) {
+		s.cuda = c
 	}
 	if b := read(fileNFD); b != nil {
 		s.nfd = map[string]string{}
