@@ -174,6 +174,7 @@ type row struct {
 	pathfinder []value
 	tools      []value
 	uncompared map[string]string // a method whose value is another kind of answer: why it is not compared
+	sourced    bool              // pathfinder's values end with their source, "9.0 (nvml)", which is not compared
 }
 
 // rows builds the table's facts from what was saved.
@@ -288,6 +289,7 @@ func (s *saved) rows() []row {
 			}
 			return g.ComputeCapability + " (" + g.ComputeCapabilitySource + ")"
 		}), tools(none, "compute_cap", "cc"))
+		rows[len(rows)-1].sourced = true
 		add("gpu "+bus+" index", fact(func(g *driver.GPU) string {
 			if g.Index < 0 {
 				return ""
@@ -369,14 +371,6 @@ func nonEmpty(vs []value) []value {
 	return slices.DeleteFunc(vs, func(v value) bool { return v.v == "" })
 }
 
-// bare drops pathfinder's "(source)" suffix from a value, for comparing.
-func bare(v string) string {
-	if i := strings.Index(v, " ("); i >= 0 {
-		return v[:i]
-	}
-	return v
-}
-
 // write prints the table, then the notes and every disagreement; it returns how many there were.
 func (s *saved) write(w io.Writer) int {
 	var disagree []string
@@ -396,14 +390,18 @@ func (s *saved) write(w io.Writer) int {
 			continue
 		}
 		for i, p := range r.pathfinder {
+			v := p.v
+			if r.sourced {
+				v, _, _ = strings.Cut(v, " (")
+			}
 			verdict := "no reference"
 			switch {
 			case r.uncompared[p.source] != "":
 				verdict = r.uncompared[p.source]
 			case len(toolValues) == 0:
-			case toolValues[bare(p.v)] && len(toolValues) == 1:
+			case toolValues[v] && len(toolValues) == 1:
 				verdict = "agree"
-			case toolValues[bare(p.v)]:
+			case toolValues[v]:
 				verdict = "agrees with one tool"
 			default:
 				verdict = "DISAGREE"
