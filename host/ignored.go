@@ -56,6 +56,14 @@ func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 				check("PATHFINDER_SITE_PACKAGES", true)
 				check("VIRTUAL_ENV", false)
 				check("CONDA_PREFIX", false)
+				// Read on the way to a user site or a pyenv python; only a relative one is
+				// passed over for itself (an absent user base is the usual case).
+				for _, name := range []string{"PYTHONUSERBASE", "PYENV_ROOT", "PYENV_DIR"} {
+					if v := f.getenv(name); v != "" && !seen[name] && !filepath.IsAbs(v) {
+						seen[name] = true
+						out = append(out, IgnoredInput{Name: name, Value: v, Reason: errRelative.Error()})
+					}
+				}
 			case config.GrantInstallRoots:
 				for _, v := range f.installRootVars(e) {
 					check(v, false)
@@ -118,10 +126,12 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
+var errRelative = errors.New("not an absolute path; pathfinder never resolves one against the working directory")
+
 // unusableDir refuses a directory that cannot be searched.
 func unusableDir(dir string) error {
 	if !filepath.IsAbs(dir) {
-		return errors.New("not an absolute path; pathfinder never resolves one against the working directory")
+		return errRelative
 	}
 	fi, err := os.Stat(dir)
 	var pe *fs.PathError
