@@ -15,7 +15,8 @@ import (
 
 // ignoredFor lists the directory variables that the searches for e (every step and library for nil)
 // would use but pass over, and why: a relative path (never resolved against the working directory),
-// one that does not exist or is no directory, a venv without site-packages.
+// one that does not exist or is no directory, a venv without site-packages, a CUDA_HOME that
+// CUDA_PATH overrides.
 func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 	var out []IgnoredInput
 	seen := map[string]bool{}
@@ -42,12 +43,27 @@ func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 		if p == nil {
 			continue
 		}
+		// envroots reads CUDA_HOME only when CUDA_PATH is unset, as cuda.pathfinder does: a CUDA_HOME
+		// naming another directory is passed over, whatever CUDA_PATH's own fate.
+		cudaPath, cudaHome := f.getenv("CUDA_PATH"), f.getenv("CUDA_HOME")
+		homePassedOver := p.Source.Builtin == "envroots" && !seen["CUDA_HOME"] && cudaPath != "" && cudaHome != "" && !sameDir(cudaPath, cudaHome)
+		if homePassedOver {
+			seen["CUDA_HOME"] = true
+		}
 		for _, r := range p.Read {
 			switch r.Kind {
 			case config.GrantSitePackages:
 				check("PATHFINDER_SITE_PACKAGES", true)
 				check("VIRTUAL_ENV", false)
 				check("CONDA_PREFIX", false)
+				// Read on the way to a user site or a pyenv python; only a relative one is
+				// passed over for itself (an absent user base is the usual case).
+				for _, name := range []string{"PYTHONUSERBASE", "PYENV_ROOT", "PYENV_DIR"} {
+					if v := f.getenv(name); v != "" && !seen[name] && !filepath.IsAbs(v) {
+						seen[name] = true
+						out = append(out, IgnoredInput{Name: name, Value: v, Reason: errRelative.Error()})
+					}
+				}
 			case config.GrantInstallRoots:
 				for _, v := range f.installRootVars(e) {
 					check(v, false)
@@ -55,6 +71,9 @@ func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 			case config.GrantVar:
 				check(r.Name, false)
 			}
+		}
+		if homePassedOver {
+			out = append(out, IgnoredInput{Name: "CUDA_HOME", Value: cudaHome, Reason: "CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not"})
 		}
 	}
 	return out
@@ -93,10 +112,26 @@ func (f *Finder) installRootVars(e *catalog.Entry) []string {
 	return out
 }
 
+// sameDir reports whether two directory variables name one directory: the same absolute path, or
+// two paths to one directory.
+func sameDir(a, b string) bool {
+	if !filepath.IsAbs(a) || !filepath.IsAbs(b) {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+var errRelative = errors.New("not an absolute path; pathfinder never resolves one against the working directory")
+
 // unusableDir refuses a directory that cannot be searched.
 func unusableDir(dir string) error {
 	if !filepath.IsAbs(dir) {
-		return errors.New("not an absolute path; pathfinder never resolves one against the working directory")
+		return errRelative
 	}
 	fi, err := os.Stat(dir)
 	var pe *fs.PathError

@@ -320,6 +320,57 @@ func TestFind_ignoredInputsNamed(t *testing.T) {
 	}
 }
 
+// TestFind_cudaHomePassedOver: envroots reads CUDA_HOME only when CUDA_PATH is unset, so a CUDA_HOME
+// that names another directory is named as passed over, beside what is wrong with CUDA_PATH itself.
+func TestFind_cudaHomePassedOver(t *testing.T) {
+	home, other := t.TempDir(), t.TempDir()
+	link := filepath.Join(t.TempDir(), "cuda")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	const passedOver = "(CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not)"
+	tests := []struct {
+		name     string
+		cudaPath string
+		want     []string // in the error, in this order
+		none     bool     // nothing ignored
+	}{
+		{name: "relative CUDA_PATH", cudaPath: "cuda",
+			want: []string{"$CUDA_PATH=cuda (not an absolute path", "$CUDA_HOME=" + home + " " + passedOver}},
+		{name: "CUDA_PATH that does not exist", cudaPath: "/nonexistent/cuda",
+			want: []string{"$CUDA_PATH=/nonexistent/cuda (no such file or directory)", "$CUDA_HOME=" + home + " " + passedOver}},
+		{name: "CUDA_PATH another directory", cudaPath: other,
+			want: []string{"; ignored $CUDA_HOME=" + home + " " + passedOver + " ("}},
+		{name: "CUDA_PATH the same directory", cudaPath: home + "/", none: true},
+		{name: "CUDA_PATH a link to it", cudaPath: link, none: true},
+		{name: "CUDA_PATH unset", none: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFinder(t, testEnv{"CUDA_PATH": tc.cudaPath, "CUDA_HOME": home}, "")
+			_, err := f.Find(bg, "cudart")
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("Find = %v; want not found", err)
+			}
+			msg, at := err.Error(), 0
+			for _, w := range tc.want {
+				i := strings.Index(msg[at:], w)
+				if i < 0 {
+					t.Fatalf("error %q lacks %q after offset %d", msg, w, at)
+				}
+				at += i + len(w)
+			}
+			got := f.info().IgnoredInputs()
+			if tc.none != (len(got) == 0) || !tc.none && got[len(got)-1].Name != "CUDA_HOME" {
+				t.Fatalf("IgnoredInputs = %+v", got)
+			}
+			if tc.none && strings.Contains(msg, "ignored") {
+				t.Fatalf("error names an input it used: %v", err)
+			}
+		})
+	}
+}
+
 // TestSearchError_explainHintKeepsFlags: the hint at the end of an error is a command that shows
 // the same search.
 func TestSearchError_explainHintKeepsFlags(t *testing.T) {

@@ -118,6 +118,9 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 		d.maps, d.mapsErr = readMaps(pid)
 	}
 	d.report = <-report
+	for _, in := range d.report.Ignored {
+		d.ignored = append(d.ignored, ignoredInput{in.Name, in.Value, in.Reason})
+	}
 	return d
 }
 
@@ -137,7 +140,10 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	fmt.Fprintf(tw, "libraries\t%s\n", librarySummary(d))
 	r := d.report
 	line := r.State + ": " + r.Summary
-	if r.MaxCUDA != "" {
+	switch {
+	case r.MaxCUDA != "" && r.MaxCUDASource == driver.MaxCUDAFromUserSpace:
+		line += "; its user-space driver supports CUDA up to " + r.MaxCUDA
+	case r.MaxCUDA != "":
 		line += "; supports CUDA up to " + r.MaxCUDA
 	}
 	fmt.Fprintf(tw, "driver\t%s\n", line)

@@ -45,7 +45,11 @@ func checkDriver(d *doctorFacts) []problem {
 	if d.report.Working() {
 		return nil
 	}
-	return []problem{{title: d.report.Summary, fix: d.report.Hint}}
+	title := d.report.Summary
+	for _, in := range slices.Backward(d.report.Ignored) { // checkIgnoredInputs names each, with its fix
+		title = strings.TrimSuffix(title, "; ignored "+in.String())
+	}
+	return []problem{{title: title, fix: d.report.Hint}}
 }
 
 // checkStubLibcuda: the toolkit's stub libcuda (lib64/stubs) where programs look for the driver's
@@ -242,8 +246,13 @@ func checkIgnoredInputs(d *doctorFacts) []problem {
 	var out []problem
 	for _, in := range d.ignored {
 		fix := "unset it, or correct it as the reason says"
-		if strings.Contains(in.reason, "relative") {
+		switch {
+		case strings.Contains(in.reason, "relative") || strings.Contains(in.reason, "not an absolute path"):
 			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.name)
+		case in.name == "PATHFINDER_DRIVER_VERSION":
+			fix = "unset it to probe the machine, or pin a version like 580.65.06"
+		case in.name == "CUDA_HOME" && strings.Contains(in.reason, "CUDA_PATH is set"):
+			fix = "point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"
 		}
 		out = append(out, problem{title: fmt.Sprintf("%s=%s is ignored: %s", in.name, in.value, in.reason), fix: fix})
 	}

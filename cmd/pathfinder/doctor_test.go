@@ -146,6 +146,17 @@ func TestDoctor_situations(t *testing.T) {
 			t.Setenv("LD_LIBRARY_PATH", filepath.Join(s.base, "cuda/lib64")+":"+filepath.Join(s.base, "site/nvidia/cu13/lib"))
 			return nil
 		}},
+		{name: "cuda-home-passed-over", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
+			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+			s.lib(t, "cuda-12.4/lib64/libcudart.so.12")
+			t.Setenv("CUDA_HOME", filepath.Join(s.base, "cuda-12.4"))
+			t.Setenv("CUDA_PATH", filepath.Join(s.base, "cuda-13.0")) // does not exist
+			return nil
+		}},
+		{name: "driver-version-not-a-version", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
+			t.Setenv("PATHFINDER_DRIVER_VERSION", "banana")
+			return nil
+		}},
 		{name: "two-copies-in-a-process", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
 			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 			a, b := s.lib(t, "venv/nvidia/cuda_runtime/lib/libcudart.so.12"), s.lib(t, "cuda-12.4/lib64/libcudart.so.12")

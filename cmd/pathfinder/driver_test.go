@@ -111,6 +111,8 @@ func TestDriver_states(t *testing.T) {
 		{name: "working", suite: "trixie", files: kernelModule("550.163.01", true), state: "working", headline: "driver 550.163.01 is loaded, its device nodes exist and its libraries are the same version; its own code was not run", code: exitOK},
 		{name: "pinned", vars: map[string]string{"PATHFINDER_DRIVER_VERSION": "580.65.06"}, state: "pinned",
 			headline: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", code: exitOK},
+		{name: "pinned-not-a-version", vars: map[string]string{"PATHFINDER_DRIVER_VERSION": "banana"}, state: "no-driver",
+			headline: "no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1; ignored $PATHFINDER_DRIVER_VERSION=banana (not a driver version like 550.54.14; the machine was probed instead)", code: exitNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,9 @@ package driver
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // nvmlPciInfo is nvmlPciInfo_t from nvml.h (68 bytes), which nvmlDeviceGetPciInfo_v3 fills.
@@ -55,13 +58,28 @@ func cString(b []byte) string {
 // else the soname (the dynamic loader's search) and, on WSL2 only, WSL's library folder under Root,
 // which the loader only searches when /etc/ld.so.conf.d names it.
 func libraryCandidates(p *prober, overrideEnv, soname string) (libs []string, override bool) {
-	if v := p.getenv(overrideEnv); v != "" {
+	if v := p.overrideFile(overrideEnv); v != "" {
 		return []string{v}, true
 	}
 	if p.platform == PlatformWSL2 {
 		return []string{soname, p.path(wslLibDir + "/" + soname)}, false
 	}
 	return []string{soname}, false
+}
+
+// overrideFile is the file the variable names instead of the driver's library, or "" when unset or
+// refused: a relative path with a directory in it (./libcuda.so.1) would be opened against the
+// working directory, so it is refused and named in Report.Ignored. A bare file name is the
+// loader's to find, as dlopen searches for it.
+func (p *prober) overrideFile(env string) string {
+	v := p.getenv(env)
+	if v == "" || filepath.IsAbs(v) || !strings.ContainsRune(v, '/') {
+		return v
+	}
+	if !slices.ContainsFunc(p.ignored, func(in IgnoredInput) bool { return in.Name == env }) {
+		p.ignored = append(p.ignored, IgnoredInput{Name: env, Value: v, Reason: "not an absolute path; pathfinder never resolves one against the working directory"})
+	}
+	return ""
 }
 
 // plural writes "1 GPU", "2 GPUs".

@@ -64,7 +64,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fact("l4t release", r.L4TRelease, "")
 	fact("cuda driver", r.CUDADriverVersion, r.CUDADriverVersionSource)
-	fact("max cuda toolkit", r.MaxCUDA, r.MaxCUDARelease)
+	maxFrom := r.MaxCUDARelease
+	if r.MaxCUDASource == MaxCUDAFromUserSpace {
+		maxFrom += "; by the user-space driver " + r.UserSpaceVersion + ", no kernel module's version known"
+	}
+	fact("max cuda toolkit", r.MaxCUDA, maxFrom)
 	fmt.Fprintf(tw, "gpus\t%d\n", len(r.GPUs))
 	if err := tw.Flush(); err != nil {
 		return err

@@ -159,6 +159,7 @@ type prober struct {
 	answered  []string // the methods running the driver's own code that answered
 	obs       []observation
 	notes     []string
+	ignored   []IgnoredInput // variables given but not used
 }
 
 // Probe runs the methods and merges what they found. It never fails: what went wrong is in each
@@ -270,6 +271,7 @@ func probeOverride(p *prober) methodResult {
 		return skipped("%s is not set", envOverride)
 	}
 	if !validDriverVersion(v) {
+		p.ignored = append(p.ignored, IgnoredInput{Name: envOverride, Value: v, Reason: "not a driver version like 550.54.14; the machine was probed instead"})
 		return failed("%s=%q is not a driver version like 550.54.14", envOverride, v)
 	}
 	return ok(fmt.Sprintf("driver version pinned to %s by %s", v, envOverride), &observation{driverVersion: v})

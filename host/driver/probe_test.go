@@ -153,6 +153,41 @@ func TestProbe_override(t *testing.T) {
 	wantOutcome(t, r, methodOverride, OutcomeSkipped, "not set")
 }
 
+// TestProbe_overrideIgnored: a PATHFINDER_DRIVER_VERSION that is no driver version is not used,
+// and the report says so: in Ignored and at the end of Summary.
+func TestProbe_overrideIgnored(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
+	tests := []struct {
+		name, value string
+		ignored     string // the end of Summary; "" when nothing is ignored
+	}{
+		{name: "banana", value: "banana", ignored: "; ignored $PATHFINDER_DRIVER_VERSION=banana (not a driver version like 550.54.14; the machine was probed instead)"},
+		{name: "two components", value: "580", ignored: "; ignored $PATHFINDER_DRIVER_VERSION=580 (not a driver version"},
+		{name: "a version", value: " 580.65.06 "},
+		{name: "empty", value: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := probe(t, root, fileMethods, map[string]string{envOverride: tc.value})
+			if tc.ignored == "" {
+				if len(r.Ignored) != 0 || strings.Contains(r.Summary, "ignored") {
+					t.Fatalf("ignored %+v, summary %q", r.Ignored, r.Summary)
+				}
+				return
+			}
+			if len(r.Ignored) != 1 || r.Ignored[0].Name != envOverride || r.Ignored[0].Value != tc.value {
+				t.Fatalf("Ignored = %+v", r.Ignored)
+			}
+			if i := strings.Index(r.Summary, tc.ignored); i < 0 || !strings.HasSuffix(r.Summary, r.Ignored[0].Reason+")") {
+				t.Fatalf("summary %q does not end with %q", r.Summary, tc.ignored)
+			}
+			if r.DriverVersion != "550.54.14" || r.State == StatePinned {
+				t.Fatalf("driver %s, state %s: the machine's answer should stand", r.DriverVersion, r.State)
+			}
+		})
+	}
+}
+
 func TestProbe_methodList(t *testing.T) {
 	root := fakeRoot(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
 	r := probe(t, root, []string{"sysfs", "gpu-magic"}, nil)

@@ -213,14 +213,18 @@ func TestProbe_statesWithRealLibraries(t *testing.T) {
 		kernel    string
 		userSpace string
 		summary   []string
+		maxCUDA   string // and its source: "" for the kernel module's version, else MaxCUDAFromUserSpace
+		maxFrom   string
 	}{
-		{name: "installed, module not loaded", libs: d550, state: StateNotLoaded, userSpace: "550.163.01",
+		{name: "installed, module not loaded", libs: d550, state: StateNotLoaded, userSpace: "550.163.01", maxCUDA: "12.4", maxFrom: MaxCUDAFromUserSpace,
 			summary: []string{"NVIDIA's user-space driver 550.163.01 is installed, but the nvidia kernel module is not loaded"}},
-		{name: "kernel 550.144.03, libraries 535.261.03", files: withCtl(module("550.144.03")), libs: d535, state: StateMismatch, kernel: "550.144.03", userSpace: "535.261.03",
+		{name: "535 installed, module not loaded", libs: d535, state: StateNotLoaded, userSpace: "535.261.03", maxCUDA: "12.2", maxFrom: MaxCUDAFromUserSpace,
+			summary: []string{"NVIDIA's user-space driver 535.261.03 is installed, but the nvidia kernel module is not loaded"}},
+		{name: "kernel 550.144.03, libraries 535.261.03", files: withCtl(module("550.144.03")), libs: d535, state: StateMismatch, kernel: "550.144.03", userSpace: "535.261.03", maxCUDA: "12.4",
 			summary: []string{"the nvidia kernel module is 550.144.03 but libnvidia-ml.so.1 is 535.261.03", "and libcuda.so.1 is 535.261.03", "Driver/library version mismatch"}},
-		{name: "container without device access", files: module("550.163.01"), libs: d550, state: StateNoDevices, kernel: "550.163.01", userSpace: "550.163.01",
+		{name: "container without device access", files: module("550.163.01"), libs: d550, state: StateNoDevices, kernel: "550.163.01", userSpace: "550.163.01", maxCUDA: "12.4",
 			summary: []string{"the nvidia kernel module 550.163.01 is loaded, but /dev/nvidiactl does not exist"}},
-		{name: "working", files: withCtl(module("535.261.03")), libs: d535, state: StateWorking, kernel: "535.261.03", userSpace: "535.261.03",
+		{name: "working", files: withCtl(module("535.261.03")), libs: d535, state: StateWorking, kernel: "535.261.03", userSpace: "535.261.03", maxCUDA: "12.2",
 			summary: []string{"driver 535.261.03 is loaded, its device nodes exist and its libraries are the same version; its own code was not run"}},
 	}
 	for _, tc := range tests {
@@ -230,6 +234,14 @@ func TestProbe_statesWithRealLibraries(t *testing.T) {
 			r := probe(t, root, nil, nil)
 			if r.State != tc.state || r.DriverVersion != tc.kernel || r.UserSpaceVersion != tc.userSpace {
 				t.Fatalf("state %q driver %q user-space %q (%s); want %q %q %q", r.State, r.DriverVersion, r.UserSpaceVersion, r.Summary, tc.state, tc.kernel, tc.userSpace)
+			}
+			if r.MaxCUDA != tc.maxCUDA || r.MaxCUDASource != tc.maxFrom {
+				t.Fatalf("max CUDA %q from %q; want %q from %q", r.MaxCUDA, r.MaxCUDASource, tc.maxCUDA, tc.maxFrom)
+			}
+			var text strings.Builder
+			r.WriteText(&text)
+			if wantLine := "by the user-space driver " + tc.userSpace; (tc.maxFrom != "") != strings.Contains(text.String(), wantLine) {
+				t.Fatalf("text output, want %q said exactly when from the user space:\n%s", wantLine, text.String())
 			}
 			for _, s := range tc.summary {
 				if !strings.Contains(r.Summary, s) {

@@ -56,6 +56,21 @@ type GPU struct {
 	Sources                 []string `json:"sources"`                             // every method that saw this GPU
 }
 
+// MaxCUDAFromUserSpace is Report.MaxCUDASource when MaxCUDA was looked up by the user-space
+// driver's version, no kernel module's being known.
+const MaxCUDAFromUserSpace = methodUserSpace
+
+// IgnoredInput is a variable the probe was given but did not use, and why.
+type IgnoredInput struct {
+	Name   string `json:"name"` // "PATHFINDER_DRIVER_VERSION"
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
+
+func (in IgnoredInput) String() string {
+	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
+}
+
 // Report is what Probe found. Every fact names the method it came from; where methods disagree the
 // highest-authority one wins and Notes says so.
 type Report struct {
@@ -83,12 +98,18 @@ type Report struct {
 	CUDADriverVersionSource string `json:"cuda_driver_version_source,omitempty"`
 	// MaxCUDA is the newest CUDA toolkit NVIDIA's release notes list for this driver, e.g. "12.4", and
 	// MaxCUDARelease the row that decided it, e.g. "CUDA 12.4 Update 1".
-	MaxCUDA        string          `json:"max_cuda,omitempty"`
-	MaxCUDARelease string          `json:"max_cuda_release,omitempty"`
-	GPUs           []GPU           `json:"gpus"`
-	Methods        []MethodOutcome `json:"methods"`
-	Notes          []string        `json:"notes,omitempty"` // disagreements between methods and warnings
-	Duration       time.Duration   `json:"duration_ns"`
+	MaxCUDA        string `json:"max_cuda,omitempty"`
+	MaxCUDARelease string `json:"max_cuda_release,omitempty"`
+	// MaxCUDASource is MaxCUDAFromUserSpace when no kernel module's version was found and MaxCUDA was looked
+	// up by UserSpaceVersion (the driver installed, its module not loaded); "" when by DriverVersion.
+	MaxCUDASource string          `json:"max_cuda_source,omitempty"`
+	GPUs          []GPU           `json:"gpus"`
+	Methods       []MethodOutcome `json:"methods"`
+	Notes         []string        `json:"notes,omitempty"` // disagreements between methods and warnings
+	// Ignored lists the variables the probe was given but did not use, and why (a
+	// PATHFINDER_DRIVER_VERSION that is no driver version); Summary ends by naming them.
+	Ignored  []IgnoredInput `json:"ignored,omitempty"`
+	Duration time.Duration  `json:"duration_ns"`
 }
 
 // Err returns nil when the driver works (Working), and otherwise an error that wraps ErrNoDriver and

@@ -81,7 +81,7 @@ func (p *prober) findDriverLibrary(soname, overrideEnv string) DriverLibrary {
 	}}
 	via := ""
 	name := soname
-	if v := p.getenv(overrideEnv); v != "" {
+	if v := p.overrideFile(overrideEnv); v != "" {
 		l.Root, name, via = "/", v, overrideEnv // a file of this machine, as the probe would load it
 	}
 	res, err := l.Resolve(name)

@@ -107,7 +107,8 @@ type file struct {
 }
 
 // layers returns the config files to read after the built-in defaults, in order. Missing system and
-// user files are skipped; a missing PATHFINDER_CONFIG or --config file is an error.
+// user files are skipped; a missing PATHFINDER_CONFIG or --config file is an error (Load refuses a
+// relative PATHFINDER_CONFIG, as every variable naming a path).
 func layers(opts *Options) (optional, required []string) {
 	if opts.OnlyConfigFile {
 		return nil, []string{opts.ConfigFile}
@@ -194,8 +195,11 @@ func Load(opts Options) (*Config, error) {
 			return nil, err
 		}
 	}
+	if f := opts.Getenv("PATHFINDER_CONFIG"); f != "" && !opts.OnlyConfigFile && !filepath.IsAbs(f) {
+		return nil, &Error{Err: fmt.Errorf("$PATHFINDER_CONFIG %q is a relative path: refused, never resolved against the working directory", f)}
+	}
 	for _, name := range required {
-		if !filepath.IsAbs(name) {
+		if !filepath.IsAbs(name) { // --config FILE, a command-line argument
 			abs, err := filepath.Abs(name)
 			if err != nil {
 				return nil, &Error{File: name, Err: err}
