@@ -76,10 +76,8 @@ func walk(mount, name string) (w walked, err error) {
 			unix.Close(dir)
 		}
 	}()
-	inside := func(p string) bool { return p == mount || strings.HasPrefix(p, strings.TrimSuffix(mount, "/")+"/") }
-	if real := cur; real != mount {
-		inside = func(p string) bool { return p == real || strings.HasPrefix(p, strings.TrimSuffix(real, "/")+"/") }
-	}
+	top := cur
+	inside := func(p string) bool { return p == top || strings.HasPrefix(p, strings.TrimSuffix(top, "/")+"/") }
 	rest := strings.Split(name, "/")
 	for len(rest) > 0 {
 		c := rest[0]
