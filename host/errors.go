@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/config"
@@ -71,16 +70,14 @@ func (e *SearchError) Error() string {
 	case errors.Is(e.Err, ErrNotAvailable):
 		return fmt.Sprintf("%s %q is not available on %s", kindNoun(e.Kind), e.Name, e.Platform)
 	case errors.Is(e.Err, ErrRefused):
-		return fmt.Sprintf("found %s for %q but refused it: %s%s (%s lists all %d places looked)",
-			e.Path, e.Name, e.Reason, e.ignored(), e.explainCommand(), len(e.Attempts))
+		return fmt.Sprintf("found %s for %q but refused it: %s%s", e.Path, e.Name, e.Reason, e.ignored())
 	case errors.Is(e.Err, ErrLoadFailed):
-		return fmt.Sprintf("found %s for %q but could not load it: %s (%s lists the steps)",
-			e.Path, e.Name, e.Reason, e.explainCommand())
+		return fmt.Sprintf("found %s for %q but could not load it: %s", e.Path, e.Name, e.Reason)
 	case !errors.Is(e.Err, ErrNotFound): // the context's end
 		return fmt.Sprintf("search for %q stopped: %v", e.Name, e.Err)
 	}
-	return fmt.Sprintf("%q not found: looked for %s in %d places%s (%s lists them)",
-		e.Name, strings.Join(e.Looked, " or "), len(e.Attempts), e.ignored(), e.explainCommand())
+	return fmt.Sprintf("%q not found: looked for %s in %d places%s",
+		e.Name, strings.Join(e.Looked, " or "), len(e.Attempts), e.ignored())
 }
 
 // ignored names the variables the search passed over.
@@ -93,18 +90,6 @@ func (e *SearchError) ignored() string {
 		parts[i] = in.String()
 	}
 	return "; ignored " + strings.Join(parts, ", ")
-}
-
-// explainCommand is the command that shows this search step by step, with the flags it needs.
-func (e *SearchError) explainCommand() string {
-	cmd := "pathfinder explain " + e.Name
-	if e.Kind != "" && e.Kind != DynamicLib {
-		cmd += " --kind " + string(e.Kind)
-	}
-	if e.Platform.OS != "" && (e.Platform.OS != runtime.GOOS || e.Platform.Arch != runtime.GOARCH) {
-		cmd += " --target " + e.Platform.OS + "/" + e.Platform.Arch
-	}
-	return cmd
 }
 
 func (e *SearchError) Unwrap() error { return e.Err }

@@ -318,19 +318,30 @@ func TestFind_ignoredInputsNamed(t *testing.T) {
 	}
 }
 
-// TestSearchError_explainHintKeepsFlags: the hint at the end of an error is a command that shows
-// the same search.
-func TestSearchError_explainHintKeepsFlags(t *testing.T) {
-	f := newFinder(t, nil, "")
-	_, err := f.FindKind(bg, HeaderDir, "cccl")
-	if err == nil || !strings.Contains(err.Error(), "(pathfinder explain cccl --kind header-dir lists them)") {
-		t.Fatalf("header set: %v", err)
-	}
+// TestSearchError_namesNoCommand: a Go program's errors do not point at the command line; only the
+// CLI's find and load lines add "(pathfinder explain NAME lists them)".
+func TestSearchError_namesNoCommand(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "lib64"), 0o755)
+	os.WriteFile(filepath.Join(root, "lib64", "libcudart.so.12"), []byte("not a library"), 0o644)
+	f := newFinder(t, map[string]string{"CUDA_PATH": root}, "")
 	w := newFinder(t, nil, "")
 	w.platform = mustPlatform(t, "windows/amd64")
-	_, err = w.Find(bg, "cudnn")
-	if err == nil || !strings.Contains(err.Error(), "(pathfinder explain cudnn --target windows/amd64 lists them)") {
-		t.Fatalf("other target: %v", err)
+	for _, tt := range []struct {
+		name string
+		err  func() error
+		code string
+	}{
+		{"not found", func() error { _, err := f.FindKind(bg, HeaderDir, "cccl"); return err }, "not-found"},
+		{"other target", func() error { _, err := w.Find(bg, "cudnn"); return err }, "not-found"},
+		{"refused", func() error { _, err := f.Find(bg, "cudart"); return err }, "refused"},
+		{"explain", func() error { return f.Explain(bg, DynamicLib, "nvrtc").Err }, "not-found"},
+	} {
+		err := tt.err()
+		var se *SearchError
+		if !errors.As(err, &se) || se.Code() != tt.code || strings.Contains(err.Error(), "pathfinder explain") {
+			t.Errorf("%s: %v; want a %s error that names no command", tt.name, err, tt.code)
+		}
 	}
 }
 

@@ -96,7 +96,7 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 			if asJSON {
 				enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			} else {
-				c.fail(se)
+				c.errorf("%s%s", se, c.explainHint(se))
 			}
 			continue
 		}
@@ -107,6 +107,27 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 		}
 	}
 	return code
+}
+
+// explainHint points a find or load line at the command that shows the same search step by step;
+// the host's errors do not name the CLI, as a Go program gets them too.
+func (c *cli) explainHint(se *host.SearchError) string {
+	cmd := "pathfinder explain " + se.Name
+	if se.Kind != "" && se.Kind != host.DynamicLib {
+		cmd += " --kind " + string(se.Kind)
+	}
+	if c.target != "" {
+		cmd += " --target " + c.target
+	}
+	switch se.Code() {
+	case "not-found":
+		return " (" + cmd + " lists them)"
+	case "refused":
+		return fmt.Sprintf(" (%s lists all %d places looked)", cmd, len(se.Attempts))
+	case "load-failed":
+		return " (" + cmd + " lists the steps)"
+	}
+	return ""
 }
 
 func attemptsOrEmpty(a []host.Attempt) []host.Attempt {

@@ -117,13 +117,33 @@ func TestOneLiners(t *testing.T) {
 		t.Fatalf("explain nvjpeg:\n%s", out)
 	}
 
-	for _, tt := range []struct{ args, hint string }{
-		{"find cccl --kind header-dir", "(pathfinder explain cccl --kind header-dir lists them)"},
-		{"find cudnn --target windows/amd64", "(pathfinder explain cudnn --target windows/amd64 lists them)"},
-	} {
-		_, errOut, code := runBin(t, bin, nil, strings.Fields(tt.args)...)
-		if code != exitNotFound || !strings.Contains(errOut, tt.hint) {
-			t.Errorf("%s: exit %d %q; want the hint %s", tt.args, code, errOut, tt.hint)
+}
+
+// TestExplainHint_onlyFindAndLoad: find's and load's lines point at explain, with the flags that
+// show the same search; explain's own answer, and --json's message, do not point at themselves.
+func TestExplainHint_onlyFindAndLoad(t *testing.T) {
+	isolate(t)
+	tests := []struct {
+		args []string
+		hint string // in stderr; "" for none
+	}{
+		{[]string{"find", "cccl", "--kind", "header-dir"}, "(pathfinder explain cccl --kind header-dir lists them)"},
+		{[]string{"find", "cudnn", "--target", "windows/amd64"}, "(pathfinder explain cudnn --target windows/amd64 lists them)"},
+		{[]string{"load", "cufft"}, "(pathfinder explain cufft lists them)"},
+		{[]string{"explain", "cufft"}, ""},
+		{[]string{"explain", "cccl", "--kind", "header-dir"}, ""},
+		{[]string{"find", "cufft", "--json"}, ""},
+	}
+	for _, tt := range tests {
+		out, errOut, code := run(t, tt.args...)
+		if code != exitNotFound {
+			t.Fatalf("%v: exit %d %s %s", tt.args, code, out, errOut)
+		}
+		if tt.hint != "" && !strings.HasSuffix(errOut, tt.hint+"\n") {
+			t.Errorf("%v: %q lacks the hint %s", tt.args, errOut, tt.hint)
+		}
+		if tt.hint == "" && strings.Contains(out+errOut, "lists them") {
+			t.Errorf("%v: points at itself:\n%s%s", tt.args, out, errOut)
 		}
 	}
 }
