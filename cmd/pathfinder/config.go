@@ -26,6 +26,9 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return exitOK
 		}
 		if len(args) > 0 {
+			if near := didYouMean(args[0], []string{"check"}, "%q"); near != "" {
+				return c.usageError("unknown subcommand %q%s", args[0], near)
+			}
 			return c.usageError("takes no arguments, or check FILE")
 		}
 		f, err := c.open()

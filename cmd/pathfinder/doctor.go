@@ -31,8 +31,7 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		opts, err := probeOptions(*root, "")
 		if err != nil {
-			c.fail(err)
-			return exitUsage
+			return c.usageError("%v", err)
 		}
 		if *pid < 0 {
 			return c.usageError("--pid %d: not a process id", *pid)
@@ -43,8 +42,7 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		d := gatherDoctor(ctx, f, opts, *pid, os.Getenv)
 		if d.mapsErr != nil {
-			c.errorf("--pid: %v", d.mapsErr)
-			return exitUsage
+			return c.usageError("--pid: %v", d.mapsErr)
 		}
 		problems := diagnose(d)
 		writeDoctor(c.stdout, d, problems, *all)

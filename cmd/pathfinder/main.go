@@ -119,9 +119,9 @@ func (c *cli) fail(err error) {
 	}
 }
 
-// usageError reports a mistake in the command line itself (its arguments, flags and flag values):
-// what is wrong, then the command's usage line and where its help is. Errors in files (a config, a
-// pack, a directory named) are not usage errors and print no usage line.
+// usageError reports a mistake in the command line itself (its arguments, flags and flag values, a
+// directory a flag names that is not there): what is wrong, then the command's usage line and where
+// its help is. Errors in files (a config, a pack) are not usage errors and print no usage line.
 func (c *cli) usageError(format string, args ...any) int {
 	c.errorf(c.cmd.name+": "+format, args...)
 	fmt.Fprintf(c.stderr, "%s\nrun 'pathfinder help %s' for details\n", c.cmd.usageLine(), c.cmd.name)
@@ -189,8 +189,9 @@ func commandNames() []string {
 
 // parseInterleaved parses flags wherever they appear among the arguments, so that
 // `pathfinder find cudart --json` works as well as `pathfinder find --json cudart`. "--" ends flags.
+// A value a flag cannot take is told in our words, with the flag as the user wrote it.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var flags, names []string
+	var names []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -201,24 +202,39 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 			names = append(names, a)
 			continue
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f := fs.Lookup(name)
 		if f == nil {
 			return nil, fmt.Errorf("unknown flag %s%s", a, didYouMean(name, flagNames(fs), "--%s"))
 		}
-		flags = append(flags, a)
-		if !hasValue && !isBoolFlag(f) {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("flag %s needs a value", a)
-			}
+		switch {
+		case hasValue:
+		case isBoolFlag(f):
+			value = "true"
+		case i+1 >= len(args):
+			return nil, fmt.Errorf("flag %s needs a value", a)
+		default:
 			i++
-			flags = append(flags, args[i])
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, fmt.Errorf("--%s: %q is not %s", name, value, flagValueNoun(f))
 		}
 	}
-	if err := fs.Parse(flags); err != nil {
-		return nil, err
-	}
 	return names, nil
+}
+
+// flagValueNoun says what a flag takes, for a value it cannot take.
+func flagValueNoun(f *flag.Flag) string {
+	if isBoolFlag(f) {
+		return "true or false"
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, ok := g.Get().(int); ok {
+			return "a whole number"
+		}
+	}
+	return "a value it takes"
 }
 
 func isBoolFlag(f *flag.Flag) bool {

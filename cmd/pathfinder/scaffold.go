@@ -23,7 +23,10 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	module := fs.String("module", "", "the new plugin's Go `MODULE` path (default example.com/pathfinder-plugins/NAME)")
 	checkout := fs.String("pathfinder", "", "replace "+abiModule+" in go.mod with the checkout in `DIR` (default: the checkout the current directory is in, if any)")
 	return func(_ context.Context, c *cli, args []string) int {
-		if len(args) < 2 || args[0] != "new" || len(args) > 3 {
+		if len(args) > 0 && args[0] != "new" {
+			return c.usageError("unknown subcommand %q%s", args[0], didYouMeanOrValid(args[0], []string{"new"}))
+		}
+		if len(args) < 2 || len(args) > 3 {
 			return c.usageError("expected new NAME [DIR]")
 		}
 		name := args[1]
