@@ -110,7 +110,7 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 
 	e, ok := f.catalog.Lookup(kind, name)
 	if !ok {
-		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrUnknown, Suggestions: f.catalog.Suggest(kind, name)}
+		ex.Err = f.unknown(kind, name)
 		return ex, nil, nil
 	}
 	if load && !f.native() {

@@ -417,3 +417,37 @@ func TestLoad_descriptorOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknown_namesEveryKind: a name that is not one of its kind's says what it is in the catalog,
+// looking at every kind's names and every library's files; a typo still gets the close names.
+func TestUnknown_namesEveryKind(t *testing.T) {
+	f := newFinder(t, nil, "")
+	tests := []struct {
+		kind        Kind
+		name, want  string
+		suggestions []string
+	}{
+		{Bitcode, "libdevice", `unknown bitcode library "libdevice": "libdevice" is a bitcode library named "device"`, []string{"device"}},
+		{DynamicLib, "libdevice", `unknown library "libdevice": "libdevice" is a bitcode library named "device"`, nil},
+		{DynamicLib, "libcudart", `unknown library "libcudart": "libcudart" is a library named "cudart"`, []string{"cudart"}},
+		{DynamicLib, "libcudart.so.12", `unknown library "libcudart.so.12": "libcudart.so.12" is a library named "cudart"`, []string{"cudart"}},
+		{DynamicLib, "nvcc", `unknown library "nvcc": "nvcc" is a header set and a binary utility`, nil},
+		{HeaderDir, "nvcc", "", nil}, // a header set's name: found or not, not unknown
+		{DynamicLib, "cudartt", `unknown library "cudartt" (did you mean "cudart" or "cuda"?)`, []string{"cudart", "cuda"}},
+		{Bitcode, "devic", `unknown bitcode library "devic" (did you mean "device"?)`, []string{"device"}},
+	}
+	for _, tt := range tests {
+		_, err := f.FindKind(bg, tt.kind, tt.name)
+		var se *SearchError
+		isUnknown := errors.As(err, &se) && errors.Is(err, ErrUnknown)
+		if tt.want == "" {
+			if isUnknown {
+				t.Errorf("%s %s: %v", tt.kind, tt.name, err)
+			}
+			continue
+		}
+		if !isUnknown || err.Error() != tt.want || fmt.Sprint(se.Suggestions) != fmt.Sprint(tt.suggestions) {
+			t.Errorf("%s %s: %v, suggestions %q; want %s, %q", tt.kind, tt.name, err, se.Suggestions, tt.want, tt.suggestions)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -145,5 +146,30 @@ func TestExplainHint_onlyFindAndLoad(t *testing.T) {
 		if tt.hint == "" && strings.Contains(out+errOut, "lists them") {
 			t.Errorf("%v: points at itself:\n%s%s", tt.args, out, errOut)
 		}
+	}
+}
+
+// TestREADME_kindNames: the names README gives as examples of each kind are names of that kind,
+// and the name of a bitcode library's file finds what it is.
+func TestREADME_kindNames(t *testing.T) {
+	isolate(t)
+	m := regexp.MustCompile(`--kind header-dir # also binary \(([^)]*)\), static-lib \(([^)]*)\), bitcode \(([^):]*)`).FindStringSubmatch(readme(t))
+	if m == nil {
+		t.Fatal("README's find --kind line not found")
+	}
+	for i, kind := range []string{"binary", "static-lib", "bitcode"} {
+		for _, name := range strings.Split(m[i+1], ", ") {
+			if name == "..." {
+				continue
+			}
+			_, errOut, code := run(t, "find", name, "--kind", kind)
+			if code == exitUsage || strings.Contains(errOut, "unknown") {
+				t.Errorf("README: %s is a %s; find says: exit %d %s", name, kind, code, errOut)
+			}
+		}
+	}
+	_, errOut, _ := run(t, "find", "libdevice", "--kind", "bitcode")
+	if want := `pathfinder: unknown bitcode library "libdevice": "libdevice" is a bitcode library named "device"` + "\n"; errOut != want {
+		t.Errorf("find libdevice --kind bitcode: %q, want %q", errOut, want)
 	}
 }
