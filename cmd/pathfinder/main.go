@@ -2,7 +2,7 @@
 //
 //	pathfinder doctor            where each library would come from, or why not
 //	pathfinder find cudart       the absolute path of a library
-//	pathfinder explain cudnn     every step, every candidate and why
+//	pathfinder explain cudnn     the search step by step, up to the step that finds it
 //
 // Run `pathfinder help` for every command.
 package main
@@ -44,7 +44,7 @@ func init() {
 	commands = []*command{
 		{"find", "NAME...", "print where each library (or header set, binary, static or bitcode library) is, without loading it", cmdFind},
 		{"load", "NAME...", "load each library (and its dependencies) into a process and print its path", cmdLoad},
-		{"explain", "NAME", "show every step, every candidate, and why each was taken or refused", cmdExplain},
+		{"explain", "NAME", "show the search step by step, up to the step that finds it (every step when none does): each place looked, each candidate and why it was taken or refused", cmdExplain},
 		{"list", "", "list every known library, its category and whether this platform has it", cmdList},
 		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
 		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},

@@ -173,3 +173,33 @@ func TestREADME_kindNames(t *testing.T) {
 		t.Errorf("find libdevice --kind bitcode: %q, want %q", errOut, want)
 	}
 }
+
+// TestExplain_stopsAtTheFirstHit: explain shows the steps run, which end at the step that finds the
+// library, as README says; a library found through CUDA_HOME is labelled CUDA_HOME.
+func TestExplain_stopsAtTheFirstHit(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	gccLib(t, filepath.Join(root, "lib64", "libcudart.so.12"), "libcudart.so.12")
+	t.Setenv("CUDA_HOME", root)
+	out, _, code := run(t, "explain", "cudart")
+	step := regexp.MustCompile(`(?m)^ ?\d+\. (\S+)`)
+	var ran []string
+	for _, m := range step.FindAllStringSubmatch(out, -1) {
+		ran = append(ran, m[1])
+	}
+	if code != exitOK || len(ran) == 0 || ran[len(ran)-1] != "envroots" || !strings.Contains(out, "(found via CUDA_HOME)") {
+		t.Fatalf("explain cudart: exit %d, steps run %v; want them to end at envroots, found via CUDA_HOME:\n%s", code, ran, out)
+	}
+	out, _, _ = run(t, "explain", "cudnn")
+	if n := len(step.FindAllString(out, -1)); n != 7 {
+		t.Errorf("explain cudnn, found nowhere: %d steps shown, want all 7:\n%s", n, out)
+	}
+	for _, want := range []string{
+		"pathfinder explain cudnn # the search step by step, up to the step that finds it (all when none does)",
+		"cuda.pathfinder gives a library found through CUDA_HOME the label CUDA_PATH, one label for both variables; pathfinder labels it CUDA_HOME, the variable it used.",
+	} {
+		if !strings.Contains(squeezeSpaces(readme(t)), want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+}
