@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -156,4 +157,44 @@ func readme(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return strings.Join(strings.Fields(strings.ReplaceAll(string(b), "`", "")), " ")
+}
+
+// TestFindTogether_json: find --all-from-one-toolkit --json prints a line per name, as find does,
+// whether the set is found in one root or not.
+func TestFindTogether_json(t *testing.T) {
+	isolate(t)
+	cuda, site := t.TempDir(), t.TempDir()
+	gccLib(t, filepath.Join(cuda, "lib64/libcudart.so.12"), "libcudart.so.12")
+	gccLib(t, filepath.Join(cuda, "lib64/libnvrtc.so.12"), "libnvrtc.so.12")
+	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libnvJitLink.so.13"), "libnvJitLink.so.13")
+	t.Setenv("CUDA_HOME", cuda)
+	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	var all strings.Builder
+	for _, tt := range []struct {
+		names []string
+		code  int
+	}{
+		{[]string{"cudart", "nvrtc"}, exitOK},
+		{[]string{"cudart", "nvJitLink"}, exitNotFound},
+		{[]string{"cudart", "nosuchlib"}, exitNotFound},
+		{[]string{"cudart", "cufft"}, exitNotFound}, // its attempts are this machine's: not in the golden file
+	} {
+		out, errOut, code := run(t, append([]string{"find", "--all-from-one-toolkit", "--json"}, tt.names...)...)
+		lines := jsonLines[map[string]any](t, out)
+		if code != tt.code || len(lines) != len(tt.names) {
+			t.Fatalf("%v: exit %d, %d lines; want %d, one per name:\n%s%s", tt.names, code, len(lines), tt.code, out, errOut)
+		}
+		for i, l := range lines {
+			if l["name"] != tt.names[i] || l["kind"] != "dynamic-lib" || (l["path"] == nil) == (l["error"] == nil) {
+				t.Errorf("%v: line %d is %v", tt.names, i, l)
+			}
+		}
+		if !slices.Contains(tt.names, "cufft") {
+			all.WriteString(out)
+		}
+	}
+	golden(t, "find-together.json", strings.NewReplacer(cuda, "$CUDA", site, "$SITE").Replace(all.String()))
+	if want := "error is not-found, refused (a file was found and failed validation: message names it and why), load-failed (the loader would not load the file found: message gives the loader's words), unknown, not-available, or, for find --all-from-one-toolkit, mixed-toolkits (no one root holds every name: message names each root and what it lacks)"; !strings.Contains(readme(t), want) {
+		t.Errorf("README lacks %q", want)
+	}
 }
