@@ -14,7 +14,7 @@ import (
 // answers as a whole prints one document. Every command with --json is in one of the two.
 var (
 	jsonLinesCommands    = []string{"find", "load", "list", "plugins", "config"}
-	jsonDocumentCommands = []string{"explain", "driver", "packs"}
+	jsonDocumentCommands = []string{"explain", "driver", "packs", "doctor"}
 )
 
 // TestJSON_convention: each command's --json says which convention it follows, and its output
@@ -26,8 +26,9 @@ func TestJSON_convention(t *testing.T) {
 		"find": {"find", "nvfatbin", "nosuchlib", "--json"}, "load": {"load", "nvfatbin", "nosuchlib", "--json"},
 		"list": {"list", "--json"}, "plugins": {"plugins", "--json"}, "config": {"config", "--json"},
 		"explain": {"explain", "nvfatbin", "--json"}, "driver": {"driver", "--root", empty, "--json"},
-		"packs": {"packs", "--json"},
+		"packs": {"packs", "--json"}, "doctor": {"doctor", "--root", empty, "--json"},
 	}
+	var textOnly []string
 	for _, c := range commands {
 		fs, _, _ := c.flagSet(new(string))
 		f := fs.Lookup("json")
@@ -37,6 +38,7 @@ func TestJSON_convention(t *testing.T) {
 			if isLines || isDoc {
 				t.Errorf("%s has no --json", c.name)
 			}
+			textOnly = append(textOnly, c.name)
 			continue
 		case isLines && !strings.HasPrefix(f.Usage, "print one JSON object per line, one per "):
 			t.Errorf("%s --json says %q, want one JSON object per line", c.name, f.Usage)
@@ -69,13 +71,54 @@ func TestJSON_convention(t *testing.T) {
 	}
 	// pathfinder --help and README say so, naming the same commands.
 	sentence := "--json: " + commaAnd(jsonLinesCommands) + " print one JSON object per line, one per name (library, step or key); " +
-		commaAnd(jsonDocumentCommands) + " print one JSON document."
+		commaAnd(jsonDocumentCommands) + " print one JSON document. config check FILE --json prints one object, for the file: file, ok, problems. " +
+		commaAnd(textOnly) + " print text only."
 	help, _, _ := run(t, "--help")
 	if !strings.Contains(strings.Join(strings.Fields(help), " "), sentence) {
 		t.Errorf("pathfinder --help lacks %q", sentence)
 	}
 	if !strings.Contains(readme(t), sentence) {
 		t.Errorf("README lacks %q", sentence)
+	}
+}
+
+// TestJSON_checkAndDoctor: config check FILE and doctor speak JSON as the help says, with the same
+// exit status as their text.
+func TestJSON_checkAndDoctor(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	good := write(t, filepath.Join(dir, "good.toml"), []byte("[search]\norder = [\"wheels\"]\n"))
+	bad := write(t, filepath.Join(dir, "bad.toml"), []byte("[serch]\norder = [\"wheels\"]\n"))
+	for _, tt := range []struct {
+		file     string
+		ok       bool
+		problems int
+		code     int
+	}{{good, true, 0, exitOK}, {bad, false, 1, exitUsage}} {
+		_, _, textCode := run(t, "config", "check", tt.file)
+		out, errOut, code := run(t, "config", "check", tt.file, "--json")
+		lines := jsonLines[struct {
+			File     string
+			OK       bool
+			Problems []string
+		}](t, out)
+		if code != tt.code || textCode != code || errOut != "" || len(lines) != 1 || lines[0].File != tt.file || lines[0].OK != tt.ok || len(lines[0].Problems) != tt.problems {
+			t.Errorf("config check %s --json: exit %d (text %d), %q %q", tt.file, code, textCode, out, errOut)
+		}
+	}
+	_, _, textCode := run(t, "doctor", "--root", dir)
+	out, errOut, code := run(t, "doctor", "--root", dir, "--json", "--all")
+	var doc struct {
+		Libraries string
+		Driver    struct{ State string }
+		Problems  []struct{ Problem, Fix string }
+		Found     []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitNotFound || textCode != code || errOut != "" {
+		t.Fatalf("doctor --json: exit %d (text %d), %v: %s %s", code, textCode, err, out, errOut)
+	}
+	if !strings.HasPrefix(doc.Libraries, "0 of ") || doc.Driver.State != "no-driver" || len(doc.Problems) == 0 || doc.Problems[0].Fix == "" || len(doc.Found) < 50 {
+		t.Errorf("doctor --json: %+v", doc)
 	}
 }
 
