@@ -285,6 +285,11 @@ func TestLoad_foundButNotLoadable(t *testing.T) {
 	if !strings.Contains(err.Error(), fmt.Sprintf("found %s for \"notloadable\" but could not load it: ", lib)) || !strings.Contains(err.Error(), "libnlmissing.so.1: cannot open shared object file") {
 		t.Fatalf("message: %v", err)
 	}
+	for _, a := range se.Attempts {
+		if a.Reason == "" {
+			t.Errorf("attempt without a reason: %+v in %+v", a, se.Attempts)
+		}
+	}
 	if got := mappedFiles(t, "libnotloadable.so"); len(got) != 0 {
 		t.Fatalf("after the failure the process maps %v; the search should have stopped, not loaded %s", got, elsewhere)
 	}
@@ -449,5 +454,24 @@ func TestUnknown_namesEveryKind(t *testing.T) {
 		if !isUnknown || err.Error() != tt.want || fmt.Sprint(se.Suggestions) != fmt.Sprint(tt.suggestions) {
 			t.Errorf("%s %s: %v, suggestions %q; want %s, %q", tt.kind, tt.name, err, se.Suggestions, tt.want, tt.suggestions)
 		}
+	}
+}
+
+// TestAttempts_everyOneHasAReason: a step that failed on a found file, as every load does in the
+// pathfinder_static build, adds no attempt without a reason; its candidate says why.
+func TestAttempts_everyOneHasAReason(t *testing.T) {
+	ex := &Explanation{Steps: []StepTrace{
+		{Step: "envroots", Outcome: OutcomeFailed, Candidates: []CandidateTrace{{Path: "/cuda/lib64/libcudart.so.12", Refused: loader.ErrUnavailable.Error()}}},
+		{Step: "mine", Outcome: OutcomeFailed, Detail: "plugin \"mine\": trapped"},
+		{Step: "system", Outcome: OutcomeSkipped, Detail: loader.ErrUnavailable.Error()},
+	}}
+	got := ex.Attempts()
+	want := []Attempt{
+		{Step: "envroots", Path: "/cuda/lib64/libcudart.so.12", Reason: loader.ErrUnavailable.Error()},
+		{Step: "mine", Reason: "plugin \"mine\": trapped"},
+		{Step: "system", Reason: loader.ErrUnavailable.Error()},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Attempts = %+v\nwant %+v", got, want)
 	}
 }
