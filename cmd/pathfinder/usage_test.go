@@ -105,6 +105,7 @@ func TestUsageErrors_usageLine(t *testing.T) {
 		{[]string{"plugin", "create", "x"}, `unknown subcommand "create" (valid: new)`},
 		{[]string{"plugin", "old"}, `unknown subcommand "old" (valid: new)`},
 		{[]string{"plugin", "new"}, "expected new NAME [DIR]"},
+		{[]string{"plugin", "new", "wheels"}, `"wheels" is the name of a builtin step: a site plugin needs its own name (mine-wheels, site-wheels, ...)`},
 		{[]string{"config", "chek"}, `unknown subcommand "chek" (did you mean "check"?)`},
 		{[]string{"doctor", "--pid", "abc"}, `--pid: "abc" is not a whole number`},
 		{[]string{"doctor", "--pid=-3"}, "--pid -3: not a process id"},
