@@ -23,7 +23,7 @@ import (
 // Exit codes.
 const (
 	exitOK       = 0
-	exitNotFound = 1 // something was not found, unknown or not available
+	exitNotFound = 1 // something was not found, found but refused or not loadable, unknown or not available
 	exitUsage    = 2 // bad usage or a config error
 )
 
@@ -269,8 +269,9 @@ Flags may come before or after the names. Every command takes --help and --confi
 --json: find, load, list, plugins and config print one JSON object per line, one per name (library,
 step or key); explain, driver, packs and doctor print one JSON document. config check FILE --json
 prints one object, for the file: file, ok, problems. plugin, completion and help print text only.
-Exit status: 0 when everything asked for was found, 1 when something was not found, unknown or not
-available on this platform, 2 on a usage or configuration error. driver exits 1 when the machine has
+Exit status: 0 when everything asked for was found, 1 when something was not found, found but
+refused or not loadable, unknown or not available on this platform, 2 on a usage or configuration
+error. driver exits 1 when the machine has
 no working NVIDIA driver; doctor exits 1 when it lists a problem.
 `)
 }
