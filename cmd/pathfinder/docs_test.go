@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/realnv"
 )
 
 // docFiles are the documents a newcomer reads: the README, docs/, and each folder's README.
@@ -112,5 +114,70 @@ func TestHelp_exitStatus(t *testing.T) {
 	status, _, _ = strings.Cut(status, ".")
 	if !strings.Contains(status, "found but refused or not loadable") || !strings.Contains(help, "Exit status: "+status+".") {
 		t.Fatalf("pathfinder --help's exit status differs from README's %q:\n%s", status, help)
+	}
+}
+
+// TestREADME_quickStart: README opens with the two commands, then a quick start whose every line
+// works on this machine: go install puts pathfinder in GOBIN; doctor, without a driver, answers
+// no-driver and exits 1, which go run reports as "exit status 1"; the fetch command is the one the
+// skipping tests name.
+func TestREADME_quickStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go install and go run")
+	}
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := "# pathfinder\n\n```sh\ngo run ./cmd/pathfinder doctor "
+	if !strings.HasPrefix(string(data), first) || !strings.Contains(strings.SplitN(string(data), "```\n", 2)[0], "\ngo test -race ./... ") {
+		t.Fatalf("README does not open with the two commands, run and test")
+	}
+	quick := regexp.MustCompile("(?s)\n## Quick start\n.*?```sh\n(.*?)```").FindStringSubmatch(string(data))
+	if quick == nil {
+		t.Fatal("README has no quick start")
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(quick[1]), "\n") {
+		cmd, _, _ := strings.Cut(l, "#")
+		lines = append(lines, strings.TrimSpace(cmd))
+	}
+	if want := []string{"go install ./cmd/pathfinder", "pathfinder doctor", realnv.FetchCommand, "go test ./..."}; strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("quick start runs %q, want %q", lines, want)
+	}
+	fetch, err := os.ReadFile(filepath.Join("../..", strings.Fields(realnv.FetchCommand)[1]))
+	if err != nil || !strings.Contains(string(fetch), "\ndir=${1:-${PATHFINDER_REALNV_DIR:-$HOME/.cache/pathfinder-realnv}}\n") {
+		t.Fatalf("fetch.sh does not unpack into $PATHFINDER_REALNV_DIR, else ~/.cache/pathfinder-realnv: %v", err)
+	}
+	if goToolErr != nil {
+		t.Skip("go not on PATH")
+	}
+	gobin := t.TempDir()
+	install := exec.Command(goTool, "install", "./cmd/pathfinder")
+	install.Dir = "../.."
+	install.Env = append(os.Environ(), "GOBIN="+gobin, "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install ./cmd/pathfinder: %v\n%s", err, out)
+	}
+	isolate(t)
+	noDriver := t.TempDir() // a machine without an NVIDIA driver
+	out, _, code := runCommand(t, exec.Command(filepath.Join(gobin, "pathfinder"), "doctor", "--root", noDriver))
+	if code != exitNotFound || !strings.Contains(out, "no-driver") {
+		t.Fatalf("pathfinder doctor without a driver: exit %d\n%s", code, out)
+	}
+	goRun := exec.Command(goTool, "run", "./cmd/pathfinder", "doctor", "--root", noDriver)
+	goRun.Dir = "../.."
+	goRun.Env = append(os.Environ(), goEnv...)
+	_, errOut, code := runCommand(t, goRun)
+	if code != exitNotFound || !strings.HasSuffix(errOut, "exit status 1\n") {
+		t.Fatalf("go run ./cmd/pathfinder doctor: exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"doctor exits 1 when it lists a problem, and a machine without an NVIDIA driver has one: that is its answer, not a failure. go run ./cmd/pathfinder doctor passes the status on and then prints exit status 1.",
+		"with PATHFINDER_REALNV_DIR set, it unpacks there and the tests read the libraries from there.",
+	} {
+		if !strings.Contains(readme(t), want) {
+			t.Errorf("README lacks %q", want)
+		}
 	}
 }
