@@ -72,6 +72,14 @@ func SaySkipped() {
 	os.Stderr.WriteString(line)
 }
 
+// Run runs a package's tests and says whether some skipped (SaySkipped), for a TestMain that does
+// nothing else: os.Exit(realnv.Run(m)).
+func Run(m *testing.M) int {
+	code := m.Run()
+	SaySkipped()
+	return code
+}
+
 // packageDir is dir relative to the module's root, as go test names packages by directory (./integration).
 func packageDir(dir string) string {
 	for d := dir; ; d = filepath.Dir(d) {

@@ -9,11 +9,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/realnv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	realnv.SaySkipped()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(realnv.Run(m)) }
 
 func TestNeedsCudart(t *testing.T) {
 	realnv.Get(t, "trixie/libcudart12")
