@@ -44,7 +44,7 @@ func init() {
 	commands = []*command{
 		{"find", "NAME...", "print where each library (or header set, binary, static or bitcode library) is, without loading it", cmdFind},
 		{"load", "NAME...", "load each library (and its dependencies) into a process and print its path", cmdLoad},
-		{"explain", "NAME", "show the search step by step, up to the step that finds it (every step when none does): each place looked, each candidate and why it was taken or refused", cmdExplain},
+		{"explain", "NAME", "show the search step by step, up to the step that finds it: each place, each candidate and why", cmdExplain},
 		{"list", "", "list every known library, its category and whether this platform has it", cmdList},
 		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
 		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},
@@ -271,8 +271,8 @@ step or key); explain, driver, packs and doctor print one JSON document. config 
 prints one object, for the file: file, ok, problems. plugin, completion and help print text only.
 Exit status: 0 when everything asked for was found, 1 when something was not found, found but
 refused or not loadable, unknown or not available on this platform, 2 on a usage or configuration
-error. driver exits 1 when the machine has
-no working NVIDIA driver; doctor exits 1 when it lists a problem.
+error. driver exits 1 when the machine has no working NVIDIA driver; doctor exits 1 when it lists a
+problem.
 `)
 }
 
