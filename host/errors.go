@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/config"
@@ -56,7 +55,7 @@ type SearchError struct {
 	Dependency  string         // set when a dependency failed: its name
 	Cause       error          // the dependency's own error
 	Path        string         // the file found, for ErrRefused and ErrLoadFailed
-	Reason      string         // why it was refused or not loaded, or why ErrNotAvailable when not the platform's catalog
+	Reason      string         // why it was refused or not loaded, why ErrNotAvailable when not the platform's catalog, or for ErrUnknown what the name is instead ("libdevice" is a bitcode library named "device")
 	Ignored     []IgnoredInput // variables the search passed over
 }
 
@@ -64,6 +63,8 @@ func (e *SearchError) Error() string {
 	switch {
 	case e.Dependency != "":
 		return fmt.Sprintf("cannot load %q: its dependency %q failed: %v", e.Name, e.Dependency, e.Cause)
+	case errors.Is(e.Err, ErrUnknown) && e.Reason != "":
+		return fmt.Sprintf("unknown %s %q: %s", kindNoun(e.Kind), e.Name, e.Reason)
 	case errors.Is(e.Err, ErrUnknown):
 		return fmt.Sprintf("unknown %s %q%s", kindNoun(e.Kind), e.Name, suggest.Phrase(e.Suggestions))
 	case errors.Is(e.Err, ErrNotAvailable) && e.Reason != "":
@@ -71,16 +72,14 @@ func (e *SearchError) Error() string {
 	case errors.Is(e.Err, ErrNotAvailable):
 		return fmt.Sprintf("%s %q is not available on %s", kindNoun(e.Kind), e.Name, e.Platform)
 	case errors.Is(e.Err, ErrRefused):
-		return fmt.Sprintf("found %s for %q but refused it: %s%s (%s lists all %d places looked)",
-			e.Path, e.Name, e.Reason, e.ignored(), e.explainCommand(), len(e.Attempts))
+		return fmt.Sprintf("found %s for %q but refused it: %s%s", e.Path, e.Name, e.Reason, e.ignored())
 	case errors.Is(e.Err, ErrLoadFailed):
-		return fmt.Sprintf("found %s for %q but could not load it: %s (%s lists the steps)",
-			e.Path, e.Name, e.Reason, e.explainCommand())
+		return fmt.Sprintf("found %s for %q but could not load it: %s", e.Path, e.Name, e.Reason)
 	case !errors.Is(e.Err, ErrNotFound): // the context's end
 		return fmt.Sprintf("search for %q stopped: %v", e.Name, e.Err)
 	}
-	return fmt.Sprintf("%q not found: looked for %s in %d places%s (%s lists them)",
-		e.Name, strings.Join(e.Looked, " or "), len(e.Attempts), e.ignored(), e.explainCommand())
+	return fmt.Sprintf("%q not found: looked for %s in %d places%s",
+		e.Name, strings.Join(e.Looked, " or "), len(e.Attempts), e.ignored())
 }
 
 // ignored names the variables the search passed over.
@@ -93,18 +92,6 @@ func (e *SearchError) ignored() string {
 		parts[i] = in.String()
 	}
 	return "; ignored " + strings.Join(parts, ", ")
-}
-
-// explainCommand is the command that shows this search step by step, with the flags it needs.
-func (e *SearchError) explainCommand() string {
-	cmd := "pathfinder explain " + e.Name
-	if e.Kind != "" && e.Kind != DynamicLib {
-		cmd += " --kind " + string(e.Kind)
-	}
-	if e.Platform.OS != "" && (e.Platform.OS != runtime.GOOS || e.Platform.Arch != runtime.GOARCH) {
-		cmd += " --target " + e.Platform.OS + "/" + e.Platform.Arch
-	}
-	return cmd
 }
 
 func (e *SearchError) Unwrap() error { return e.Err }
@@ -127,6 +114,32 @@ func (e *SearchError) Code() string {
 		return "deadline-exceeded"
 	}
 	return "not-found"
+}
+
+// unknown is the error for a name kind does not know: what the name is in the catalog (another
+// kind's, or one of a library's files), else the close names of kind.
+func (f *Finder) unknown(kind Kind, name string) *SearchError {
+	se := &SearchError{Name: name, Kind: kind, Err: ErrUnknown}
+	var nouns, what []string // the kinds called name; the entries with a file called name
+	for _, e := range f.catalog.Named(kind, name) {
+		if e.Name == name {
+			nouns = append(nouns, kindNoun(e.Kind))
+		} else if len(what) < 3 {
+			what = append(what, fmt.Sprintf("%q is a %s named %q", name, kindNoun(e.Kind), e.Name))
+		}
+		if e.Kind == kind {
+			se.Suggestions = append(se.Suggestions, e.Name)
+		}
+	}
+	if len(nouns) > 0 {
+		what = append([]string{fmt.Sprintf("%q is a %s", name, strings.Join(nouns, " and a "))}, what...)
+	}
+	if len(what) > 0 {
+		se.Reason = strings.Join(what, "; ")
+		return se
+	}
+	se.Suggestions = f.catalog.Suggest(kind, name)
+	return se
 }
 
 // kindNoun names a kind in messages.

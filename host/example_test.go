@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/format"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,7 +58,8 @@ func Example() {
 	fmt.Println(rep.DriverVersion, rep.MaxCUDA, len(rep.GPUs))
 }
 
-// TestExample_isTheREADME: the README shows Example's body, as it is.
+// TestExample_isTheREADME: the README shows a whole program a user can paste and run, gofmt'ed, whose
+// main is Example's body as it is, and which imports what it uses and nothing else.
 func TestExample_isTheREADME(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -64,16 +70,37 @@ func TestExample_isTheREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := regexp.MustCompile("(?s)## Go\n\n```go\n(.*?)```").FindSubmatch(readme)
-	body := regexp.MustCompile(`(?s)\nfunc Example\(\) \{\n(.*?)\n\}\n`).FindSubmatch(src)
+	body := regexp.MustCompile(`(?s)\nfunc Example\(\) \{\n(.*?\n)\}\n`).FindSubmatch(src)
 	if block == nil || body == nil {
 		t.Fatal("README's Go block or Example's body not found")
 	}
-	want := strings.ReplaceAll(string(body[1]), "\n\t", "\n")
-	want = strings.TrimPrefix(want, "\t")
-	got := string(block[1])
-	got = got[strings.Index(got, "ctx :="):]
-	if strings.TrimSpace(got) != strings.TrimSpace(want) {
-		t.Fatalf("README's Go block differs from Example in example_test.go:\n--- README\n%s\n--- Example\n%s", got, want)
+	program := string(block[1])
+	if formatted, err := format.Source(block[1]); err != nil || string(formatted) != program {
+		t.Fatalf("README's Go block is not a gofmt'ed Go file: %v\n%s", err, formatted)
+	}
+	main := regexp.MustCompile(`(?s)\nfunc main\(\) \{\n(.*?\n)\}\n$`).FindStringSubmatch(program)
+	if !strings.HasPrefix(program, "package main\n") || main == nil || main[1] != string(body[1]) {
+		t.Fatalf("README's Go block is not package main with Example's body as its main:\n--- README\n%s\n--- Example\n%s", program, body[1])
+	}
+	file, err := parser.ParseFile(token.NewFileSet(), "README.go", program, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := map[string]bool{}
+	for _, imp := range file.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		imported[path.Base(p)] = true
+	}
+	used := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\b([a-z]+)\.[A-Z]`).FindAllStringSubmatch(main[1], -1) {
+		switch m[1] {
+		case "lib", "se", "f", "p", "ex", "dir", "set", "rep", "err": // the program's own variables
+		default:
+			used[m[1]] = true
+		}
+	}
+	if fmt.Sprint(imported) != fmt.Sprint(used) {
+		t.Fatalf("README's program imports %v and uses %v", imported, used)
 	}
 }
 

@@ -109,6 +109,8 @@ func TestHostile_steps(t *testing.T) {
 			failed: `plugin "hostile-x": missing export "pathfinder_search"`},
 		{name: "no memory", plugin: "no-memory.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": missing export "memory"`},
+		{name: "built as a command", plugin: "command.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": built as a command (it exports _start, not _initialize): a plugin is a reactor; in Go, build it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o NAME.wasm .`},
 		{name: "unknown import", plugin: "unknown-import.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": trapped while instantiating: "hostile_unknown" is not exported in module "pathfinder"`},
 		{name: "not a wasm module", plugin: "not-wasm.wasm", step: "hostile-x",
@@ -805,6 +807,7 @@ func hostileELF(class elf.Class, machine elf.Machine, typ elf.Type) []byte {
 type hostileModule struct {
 	imports    []string // "module.name" functions of type () -> (), or "module.name(i32)" of (i32) -> ()
 	initialize []byte   // _initialize: () -> ()
+	start      []byte   // _start: () -> (), a command's entry point
 	version    []byte   // () -> i32
 	alloc      []byte   // (size i32) -> i32
 	search     []byte   // (ptr, len i32) -> i64
@@ -880,6 +883,10 @@ func hostileModules() map[string][]byte {
 			m.imports, m.search = []string{"wasi_snapshot_preview1.proc_exit(i32)"}, hostileExitMinus1
 		}),
 		"slow-to-compile.wasm": ok(func(m *hostileModule) { m.search = hostileNestedLoops(hostileSlowLoops) }),
+		// A Go plugin built without -buildmode=c-shared: _start, and exports that trap until it ran.
+		"command.wasm": ok(func(m *hostileModule) {
+			m.start, m.version, m.alloc, m.search = []byte{0x0b}, hostileUnreachable, hostileUnreachable, hostileUnreachable
+		}),
 	}
 }
 
@@ -921,7 +928,7 @@ func (m hostileModule) encode() []byte {
 		name string
 		typ  byte
 		body []byte
-	}{{"_initialize", 0, m.initialize}, {abi.ExportVersion, 1, m.version}, {abi.ExportAlloc, 2, m.alloc}, {abi.ExportSearch, 3, m.search}} {
+	}{{"_initialize", 0, m.initialize}, {"_start", 0, m.start}, {abi.ExportVersion, 1, m.version}, {abi.ExportAlloc, 2, m.alloc}, {abi.ExportSearch, 3, m.search}} {
 		if f.body == nil {
 			continue
 		}

@@ -98,7 +98,9 @@ func (ex *Explanation) Attempts() []Attempt {
 				out = append(out, Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
 			}
 		}
-		if st.Outcome == OutcomeFailed || st.Outcome == OutcomeSkipped {
+		// A step that failed on a found file (the loader would not load it, as every load does in a
+		// pathfinder_static build) has no detail of its own: its candidate above says why.
+		if (st.Outcome == OutcomeFailed || st.Outcome == OutcomeSkipped) && st.Detail != "" {
 			out = append(out, Attempt{Step: st.Step, Reason: st.Detail})
 		}
 	}
@@ -115,7 +117,7 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 
 	e, ok := f.catalog.Lookup(kind, name)
 	if !ok {
-		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrUnknown, Suggestions: f.catalog.Suggest(kind, name)}
+		ex.Err = f.unknown(kind, name)
 		return ex, nil, nil
 	}
 	if load && !f.native() {

@@ -253,7 +253,7 @@ func TestFind_refusedIsNotNotFound(t *testing.T) {
 		t.Fatalf("Find = %v; want ErrRefused for %s", err, bad)
 	}
 	want := fmt.Sprintf(`found %s for "cudart" but refused it: not an ELF file`, bad)
-	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(pathfinder explain cudart lists all") {
+	if !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "pathfinder explain") { // the CLI adds that
 		t.Fatalf("message %q; want it to start %q", err, want)
 	}
 }
@@ -286,6 +286,11 @@ func TestLoad_foundButNotLoadable(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf("found %s for \"notloadable\" but could not load it: ", lib)) || !strings.Contains(err.Error(), "libnlmissing.so.1: cannot open shared object file") {
 		t.Fatalf("message: %v", err)
+	}
+	for _, a := range se.Attempts {
+		if a.Reason == "" {
+			t.Errorf("attempt without a reason: %+v in %+v", a, se.Attempts)
+		}
 	}
 	if got := mappedFiles(t, "libnotloadable.so"); len(got) != 0 {
 		t.Fatalf("after the failure the process maps %v; the search should have stopped, not loaded %s", got, elsewhere)
@@ -371,19 +376,30 @@ func TestFind_cudaHomePassedOver(t *testing.T) {
 	}
 }
 
-// TestSearchError_explainHintKeepsFlags: the hint at the end of an error is a command that shows
-// the same search.
-func TestSearchError_explainHintKeepsFlags(t *testing.T) {
-	f := newFinder(t, nil, "")
-	_, err := f.FindKind(bg, HeaderDir, "cccl")
-	if err == nil || !strings.Contains(err.Error(), "(pathfinder explain cccl --kind header-dir lists them)") {
-		t.Fatalf("header set: %v", err)
-	}
+// TestSearchError_namesNoCommand: a Go program's errors do not point at the command line; only the
+// CLI's find and load lines add "(pathfinder explain NAME lists them)".
+func TestSearchError_namesNoCommand(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "lib64"), 0o755)
+	os.WriteFile(filepath.Join(root, "lib64", "libcudart.so.12"), []byte("not a library"), 0o644)
+	f := newFinder(t, map[string]string{"CUDA_PATH": root}, "")
 	w := newFinder(t, nil, "")
 	w.platform = mustPlatform(t, "windows/amd64")
-	_, err = w.Find(bg, "cudnn")
-	if err == nil || !strings.Contains(err.Error(), "(pathfinder explain cudnn --target windows/amd64 lists them)") {
-		t.Fatalf("other target: %v", err)
+	for _, tt := range []struct {
+		name string
+		err  func() error
+		code string
+	}{
+		{"not found", func() error { _, err := f.FindKind(bg, HeaderDir, "cccl"); return err }, "not-found"},
+		{"other target", func() error { _, err := w.Find(bg, "cudnn"); return err }, "not-found"},
+		{"refused", func() error { _, err := f.Find(bg, "cudart"); return err }, "refused"},
+		{"explain", func() error { return f.Explain(bg, DynamicLib, "nvrtc").Err }, "not-found"},
+	} {
+		err := tt.err()
+		var se *SearchError
+		if !errors.As(err, &se) || se.Code() != tt.code || strings.Contains(err.Error(), "pathfinder explain") {
+			t.Errorf("%s: %v; want a %s error that names no command", tt.name, err, tt.code)
+		}
 	}
 }
 
@@ -457,5 +473,58 @@ func TestLoad_descriptorOrigin(t *testing.T) {
 		if shared != errors.Is(err, ErrLoadFailed) {
 			t.Fatalf("others may write the directory: %v; Load = %v", shared, err)
 		}
+	}
+}
+
+// TestUnknown_namesEveryKind: a name that is not one of its kind's says what it is in the catalog,
+// looking at every kind's names and every library's files; a typo still gets the close names.
+func TestUnknown_namesEveryKind(t *testing.T) {
+	f := newFinder(t, nil, "")
+	tests := []struct {
+		kind        Kind
+		name, want  string
+		suggestions []string
+	}{
+		{Bitcode, "libdevice", `unknown bitcode library "libdevice": "libdevice" is a bitcode library named "device"`, []string{"device"}},
+		{DynamicLib, "libdevice", `unknown library "libdevice": "libdevice" is a bitcode library named "device"`, nil},
+		{DynamicLib, "libcudart", `unknown library "libcudart": "libcudart" is a library named "cudart"`, []string{"cudart"}},
+		{DynamicLib, "libcudart.so.12", `unknown library "libcudart.so.12": "libcudart.so.12" is a library named "cudart"`, []string{"cudart"}},
+		{DynamicLib, "nvcc", `unknown library "nvcc": "nvcc" is a header set and a binary utility`, nil},
+		{HeaderDir, "nvcc", "", nil}, // a header set's name: found or not, not unknown
+		{DynamicLib, "cudartt", `unknown library "cudartt" (did you mean "cudart" or "cuda"?)`, []string{"cudart", "cuda"}},
+		{Bitcode, "devic", `unknown bitcode library "devic" (did you mean "device"?)`, []string{"device"}},
+	}
+	for _, tt := range tests {
+		_, err := f.FindKind(bg, tt.kind, tt.name)
+		var se *SearchError
+		isUnknown := errors.As(err, &se) && errors.Is(err, ErrUnknown)
+		if tt.want == "" {
+			if isUnknown {
+				t.Errorf("%s %s: %v", tt.kind, tt.name, err)
+			}
+			continue
+		}
+		if !isUnknown || err.Error() != tt.want || fmt.Sprint(se.Suggestions) != fmt.Sprint(tt.suggestions) {
+			t.Errorf("%s %s: %v, suggestions %q; want %s, %q", tt.kind, tt.name, err, se.Suggestions, tt.want, tt.suggestions)
+		}
+	}
+}
+
+// TestAttempts_everyOneHasAReason: a step that failed on a found file, as every load does in the
+// pathfinder_static build, adds no attempt without a reason; its candidate says why.
+func TestAttempts_everyOneHasAReason(t *testing.T) {
+	ex := &Explanation{Steps: []StepTrace{
+		{Step: "envroots", Outcome: OutcomeFailed, Candidates: []CandidateTrace{{Path: "/cuda/lib64/libcudart.so.12", Refused: loader.ErrUnavailable.Error()}}},
+		{Step: "mine", Outcome: OutcomeFailed, Detail: "plugin \"mine\": trapped"},
+		{Step: "system", Outcome: OutcomeSkipped, Detail: loader.ErrUnavailable.Error()},
+	}}
+	got := ex.Attempts()
+	want := []Attempt{
+		{Step: "envroots", Path: "/cuda/lib64/libcudart.so.12", Reason: loader.ErrUnavailable.Error()},
+		{Step: "mine", Reason: "plugin \"mine\": trapped"},
+		{Step: "system", Reason: loader.ErrUnavailable.Error()},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Attempts = %+v\nwant %+v", got, want)
 	}
 }

@@ -12,20 +12,39 @@ import (
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
-	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per key: key, value, origin")
+	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per key: key, value, origin; with check, one for the file: file, ok, problems")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 && args[0] == "check" {
 			if len(args) != 2 {
 				return c.usageError("check takes one file")
 			}
-			if err := inspect.CheckConfigFile(ctx, args[1]); err != nil {
+			err := inspect.CheckConfigFile(ctx, args[1])
+			if *asJSON {
+				checked := struct {
+					File     string   `json:"file"`
+					OK       bool     `json:"ok"`
+					Problems []string `json:"problems"`
+				}{args[1], err == nil, []string{}}
+				if err != nil {
+					checked.Problems = strings.Split(err.Error(), "\n")
+				}
+				json.NewEncoder(c.stdout).Encode(checked)
+			}
+			switch {
+			case err != nil && !*asJSON:
 				c.fail(err)
+			case err == nil && !*asJSON:
+				fmt.Fprintf(c.stdout, "%s: ok\n", args[1])
+			}
+			if err != nil {
 				return exitUsage
 			}
-			fmt.Fprintf(c.stdout, "%s: ok\n", args[1])
 			return exitOK
 		}
 		if len(args) > 0 {
+			if near := didYouMean(args[0], []string{"check"}, "%q"); near != "" {
+				return c.usageError("unknown subcommand %q%s", args[0], near)
+			}
 			return c.usageError("takes no arguments, or check FILE")
 		}
 		f, err := c.open()

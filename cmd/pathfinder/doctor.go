@@ -25,14 +25,14 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	root := fs.String("root", "", "probe the driver under `DIR` (a captured machine) instead of this one (see 'pathfinder driver --help')")
 	all := fs.Bool("all", false, "also list every library with where it was found or why not, and the settings read")
 	pid := fs.Int("pid", 0, "also check the running process `PID` for NVIDIA libraries it has loaded twice")
+	asJSON := fs.Bool("json", false, jsonDocumentHelp+": the summary, the driver (as driver --json), each problem with its fix; with --all every library")
 	return func(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
 			return c.usageError("takes no arguments")
 		}
 		opts, err := probeOptions(*root, "")
 		if err != nil {
-			c.fail(err)
-			return exitUsage
+			return c.usageError("%v", err)
 		}
 		if *pid < 0 {
 			return c.usageError("--pid %d: not a process id", *pid)
@@ -43,11 +43,14 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		d := gatherDoctor(ctx, f, opts, *pid, os.Getenv)
 		if d.mapsErr != nil {
-			c.errorf("--pid: %v", d.mapsErr)
-			return exitUsage
+			return c.usageError("--pid: %v", d.mapsErr)
 		}
 		problems := diagnose(d)
-		writeDoctor(c.stdout, d, problems, *all)
+		if *asJSON {
+			writeDoctorJSON(c.stdout, d, problems, *all)
+		} else {
+			writeDoctor(c.stdout, d, problems, *all)
+		}
 		if len(problems) > 0 {
 			return exitNotFound
 		}

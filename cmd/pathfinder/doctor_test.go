@@ -177,8 +177,8 @@ func TestDoctor_situations(t *testing.T) {
 	}
 }
 
-// TestDoctor_usage: bad flags are usage errors; the usage line follows a mistake in the command line,
-// not one in what it names.
+// TestDoctor_usage: bad flags, and a directory or process a flag names that is not there, are usage
+// errors, with the usage line.
 func TestDoctor_usage(t *testing.T) {
 	isolate(t)
 	const doctorUsage = "usage: pathfinder doctor [FLAGS]\nrun 'pathfinder help doctor' for details\n"
@@ -186,8 +186,8 @@ func TestDoctor_usage(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{[]string{"--root", "/nonexistent/machine"}, "pathfinder: --root /nonexistent/machine: no such directory\n"},
-		{[]string{"--root", t.TempDir(), "--pid", "999999999"}, "pathfinder: --pid: no process 999999999 (its libraries are read from /proc/999999999/maps, on Linux)\n"},
+		{[]string{"--root", "/nonexistent/machine"}, "pathfinder: doctor: --root /nonexistent/machine: no such directory\n" + doctorUsage},
+		{[]string{"--root", t.TempDir(), "--pid", "999999999"}, "pathfinder: doctor: --pid: no process 999999999 (its libraries are read from /proc/999999999/maps, on Linux)\n" + doctorUsage},
 		{[]string{"--pid", "-3"}, "pathfinder: doctor: --pid -3: not a process id\n" + doctorUsage},
 		{[]string{"cudart"}, "pathfinder: doctor: takes no arguments\n" + doctorUsage},
 	} {

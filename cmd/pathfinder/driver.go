@@ -40,8 +40,7 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			err = isDir("--output", *output)
 		}
 		if err != nil {
-			c.fail(err)
-			return exitUsage
+			return c.usageError("%v", err)
 		}
 		r := driver.Probe(ctx, opts)
 		switch {

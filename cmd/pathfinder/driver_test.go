@@ -154,8 +154,8 @@ func TestDriver_edges(t *testing.T) {
 		stderr string
 	}{
 		{name: "root of a missing directory", args: []string{"--root", "/nonexistent/machine"}, code: exitUsage,
-			stderr: "pathfinder: --root /nonexistent/machine: no such directory\n"},
-		{name: "root of a file", args: []string{"--root", file}, code: exitUsage, stderr: "pathfinder: --root " + file + ": not a directory\n"},
+			stderr: "pathfinder: driver: --root /nonexistent/machine: no such directory\n" + driverUsage},
+		{name: "root of a file", args: []string{"--root", file}, code: exitUsage, stderr: "pathfinder: driver: --root " + file + ": not a directory\n" + driverUsage},
 		{name: "unknown method", args: []string{"--root", empty, "--methods", "sysfs,gpu-magic"}, code: exitUsage,
 			stderr: `pathfinder: driver: --methods: unknown method "gpu-magic" (valid: platform, override, ioctl, sysfs, procfs, userspace, pci, nvml, libcuda, nvidia-smi)` + "\n" + driverUsage},
 		{name: "empty method", args: []string{"--root", empty, "--methods", "sysfs,"}, code: exitUsage, stderr: `pathfinder: driver: --methods: unknown method ""`},
@@ -165,7 +165,7 @@ func TestDriver_edges(t *testing.T) {
 		{name: "nfd output without a driver", args: []string{"--root", empty, "--format", "nfd", "--output", empty}, code: exitNotFound,
 			stderr: "pathfinder: no working NVIDIA driver (no-driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1): the feature file in " + empty + " has no labels\n"},
 		{name: "output of a missing directory", args: []string{"--root", empty, "--format", "nfd", "--output", "/nonexistent/features.d"}, code: exitUsage,
-			stderr: "pathfinder: --output /nonexistent/features.d: no such directory\n"},
+			stderr: "pathfinder: driver: --output /nonexistent/features.d: no such directory\n" + driverUsage},
 		// /proc is a directory nobody can create a file in, root included.
 		{name: "a feature file that cannot be written", args: []string{"--root", empty, "--format", "nfd", "--output", "/proc"}, code: exitUsage,
 			stderr: "pathfinder: writing the feature file: mkdir /proc/.pathfinder-tmp-"},
@@ -173,7 +173,8 @@ func TestDriver_edges(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := run(t, append([]string{"driver"}, tc.args...)...)
-			// The usage line follows a mistake in the flags, not one in what a flag names.
+			// The usage line follows a mistake in the command line (a flag, its value, a directory it
+			// names that is not one), not a failure to write what was asked.
 			if isUsage := strings.Contains(errOut, driverUsage); isUsage != strings.HasPrefix(tc.stderr, "pathfinder: driver: ") {
 				t.Errorf("usage line printed: %v, stderr %q", isUsage, errOut)
 			}

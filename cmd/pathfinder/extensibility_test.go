@@ -367,6 +367,16 @@ dependencies = ["cublas"]
 	if code != exitOK || out != want {
 		t.Fatalf("load acmefft cublas: exit %d\n%s%s\nwant\n%s", code, out, errOut, want)
 	}
+	// docs/packs.md shows these lines, for a venv at /venv.
+	docs, err := os.ReadFile("../../docs/packs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sample, _ := strings.Cut(string(docs), "$ pathfinder load acmefft cublas --json")
+	_, sample, _ = strings.Cut(sample, "\n")
+	if got := strings.ReplaceAll(out, venv, "/venv"); !strings.HasPrefix(sample, got) {
+		t.Errorf("docs/packs.md's load --json sample differs from what load prints:\n%s\nwant\n%s", sample, got)
+	}
 	out, _, code = run(t, "packs")
 	if code != exitOK {
 		t.Fatalf("packs: exit %d", code)
@@ -476,6 +486,7 @@ func TestPluginNew(t *testing.T) {
 	}{
 		{[]string{"plugin", "new", "Mine"}, `"Mine" is not a step name`},
 		{[]string{"plugin", "new", "system"}, `"system" is not a step name`},
+		{[]string{"plugin", "new", "wheels"}, `"wheels" is the name of a builtin step: a site plugin needs its own name`},
 		{[]string{"plugin", "new", "mine", dir}, "exists and is not empty; nothing was written"},
 		{[]string{"plugin", "new"}, "usage: pathfinder plugin new NAME [DIR]"},
 		{[]string{"plugin", "old", "x"}, "usage: pathfinder plugin new NAME [DIR]"},
@@ -484,6 +495,41 @@ func TestPluginNew(t *testing.T) {
 		if _, errOut, code := run(t, tt.args...); code != exitUsage || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d %q, want %q", tt.args, code, errOut, tt.want)
 		}
+	}
+}
+
+// TestPluginNew_outsideACheckout: the installed command (go install ./cmd/pathfinder), run in an
+// empty directory far from any checkout, writes a plugin whose own test passes offline: its go.mod
+// replaces the unpublished module with the checkout the command was built from.
+func TestPluginNew_outsideACheckout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs go test on the new plugin")
+	}
+	bin := noCgoBinary(t)
+	isolate(t)
+	empty := t.TempDir()
+	cmd := exec.Command(bin, "plugin", "new", "mine")
+	cmd.Dir = empty
+	out, errOut, code := runCommand(t, cmd)
+	checkout, _ := filepath.Abs("../..")
+	if code != exitOK || !strings.Contains(out, "go.mod replaces github.com/pathfinder-dev/pathfinder with the checkout at "+checkout) {
+		t.Fatalf("plugin new mine in %s: exit %d %s %s", empty, code, out, errOut)
+	}
+	if goToolErr != nil {
+		t.Skip("go not on PATH")
+	}
+	test := exec.Command(goTool, "test", "./...")
+	test.Dir = filepath.Join(empty, "mine")
+	test.Env = append(os.Environ(), goEnv...)
+	if b, err := test.CombinedOutput(); err != nil {
+		t.Fatalf("go test in the new plugin: %v\n%s", err, b)
+	}
+	docs, _ := os.ReadFile("../../docs/plugins.md")
+	if want := "pathfinder plugin new mine # a new search plugin that builds and passes its own test, in any directory: its go.mod points at the checkout pathfinder was built from (or --pathfinder DIR)"; !strings.Contains(squeezeSpaces(readme(t)), want) {
+		t.Errorf("README lacks %q", want)
+	}
+	if want := "cd ~/src && pathfinder plugin new mine"; !strings.Contains(string(docs), want) {
+		t.Errorf("docs/plugins.md lacks %q", want)
 	}
 }
 

@@ -96,7 +96,7 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 			if asJSON {
 				enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			} else {
-				c.fail(se)
+				c.errorf("%s%s", se, c.explainHint(se))
 			}
 			continue
 		}
@@ -107,6 +107,50 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 		}
 	}
 	return code
+}
+
+// togetherFailed prints a JSON line per name for a set with no one root, as find does per name: the
+// name that was not found at all has its own error; every other name, and every name when each was
+// found but in different roots, has "mixed-toolkits" and the set's message.
+func (c *cli) togetherFailed(names []string, err error) {
+	se, _ := isSearchError(err)
+	set := err.Error()
+	if se != nil {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = fmt.Sprintf("%q", n)
+		}
+		set = fmt.Sprintf("no one root holds all of %s: %v", strings.Join(q, ", "), err)
+	}
+	enc := json.NewEncoder(c.stdout)
+	for _, name := range names {
+		if se != nil && se.Name == name {
+			enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
+			continue
+		}
+		enc.Encode(failure{Name: name, Kind: string(host.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []host.Attempt{}})
+	}
+}
+
+// explainHint points a find or load line at the command that shows the same search step by step;
+// the host's errors do not name the CLI, as a Go program gets them too.
+func (c *cli) explainHint(se *host.SearchError) string {
+	cmd := "pathfinder explain " + se.Name
+	if se.Kind != "" && se.Kind != host.DynamicLib {
+		cmd += " --kind " + string(se.Kind)
+	}
+	if c.target != "" {
+		cmd += " --target " + c.target
+	}
+	switch se.Code() {
+	case "not-found":
+		return " (" + cmd + " lists them)"
+	case "refused":
+		return fmt.Sprintf(" (%s lists all %d places looked)", cmd, len(se.Attempts))
+	case "load-failed":
+		return " (" + cmd + " lists the steps)"
+	}
+	return ""
 }
 
 func attemptsOrEmpty(a []host.Attempt) []host.Attempt {
@@ -128,16 +172,7 @@ func (c *cli) findTogether(ctx context.Context, names []string, asJSON bool) int
 	libs, err := f.FindTogether(ctx, names)
 	if err != nil {
 		if asJSON {
-			code, attempts := "mixed-toolkits", []host.Attempt{}
-			if se, ok := isSearchError(err); ok {
-				code, attempts = se.Code(), attemptsOrEmpty(se.Attempts)
-			}
-			json.NewEncoder(c.stdout).Encode(struct {
-				Names    []string       `json:"names"`
-				Error    string         `json:"error"`
-				Message  string         `json:"message"`
-				Attempts []host.Attempt `json:"attempts"`
-			}{names, code, err.Error(), attempts})
+			c.togetherFailed(names, err)
 		} else {
 			c.fail(err)
 		}

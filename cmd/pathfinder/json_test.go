@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 // answers as a whole prints one document. Every command with --json is in one of the two.
 var (
 	jsonLinesCommands    = []string{"find", "load", "list", "plugins", "config"}
-	jsonDocumentCommands = []string{"explain", "driver", "packs"}
+	jsonDocumentCommands = []string{"explain", "driver", "packs", "doctor"}
 )
 
 // TestJSON_convention: each command's --json says which convention it follows, and its output
@@ -25,8 +26,9 @@ func TestJSON_convention(t *testing.T) {
 		"find": {"find", "nvfatbin", "nosuchlib", "--json"}, "load": {"load", "nvfatbin", "nosuchlib", "--json"},
 		"list": {"list", "--json"}, "plugins": {"plugins", "--json"}, "config": {"config", "--json"},
 		"explain": {"explain", "nvfatbin", "--json"}, "driver": {"driver", "--root", empty, "--json"},
-		"packs": {"packs", "--json"},
+		"packs": {"packs", "--json"}, "doctor": {"doctor", "--root", empty, "--json"},
 	}
+	var textOnly []string
 	for _, c := range commands {
 		fs, _, _ := c.flagSet(new(string))
 		f := fs.Lookup("json")
@@ -36,6 +38,7 @@ func TestJSON_convention(t *testing.T) {
 			if isLines || isDoc {
 				t.Errorf("%s has no --json", c.name)
 			}
+			textOnly = append(textOnly, c.name)
 			continue
 		case isLines && !strings.HasPrefix(f.Usage, "print one JSON object per line, one per "):
 			t.Errorf("%s --json says %q, want one JSON object per line", c.name, f.Usage)
@@ -68,13 +71,54 @@ func TestJSON_convention(t *testing.T) {
 	}
 	// pathfinder --help and README say so, naming the same commands.
 	sentence := "--json: " + commaAnd(jsonLinesCommands) + " print one JSON object per line, one per name (library, step or key); " +
-		commaAnd(jsonDocumentCommands) + " print one JSON document."
+		commaAnd(jsonDocumentCommands) + " print one JSON document. config check FILE --json prints one object, for the file: file, ok, problems. " +
+		commaAnd(textOnly) + " print text only."
 	help, _, _ := run(t, "--help")
 	if !strings.Contains(strings.Join(strings.Fields(help), " "), sentence) {
 		t.Errorf("pathfinder --help lacks %q", sentence)
 	}
 	if !strings.Contains(readme(t), sentence) {
 		t.Errorf("README lacks %q", sentence)
+	}
+}
+
+// TestJSON_checkAndDoctor: config check FILE and doctor speak JSON as the help says, with the same
+// exit status as their text.
+func TestJSON_checkAndDoctor(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	good := write(t, filepath.Join(dir, "good.toml"), []byte("[search]\norder = [\"wheels\"]\n"))
+	bad := write(t, filepath.Join(dir, "bad.toml"), []byte("[serch]\norder = [\"wheels\"]\n"))
+	for _, tt := range []struct {
+		file     string
+		ok       bool
+		problems int
+		code     int
+	}{{good, true, 0, exitOK}, {bad, false, 1, exitUsage}} {
+		_, _, textCode := run(t, "config", "check", tt.file)
+		out, errOut, code := run(t, "config", "check", tt.file, "--json")
+		lines := jsonLines[struct {
+			File     string
+			OK       bool
+			Problems []string
+		}](t, out)
+		if code != tt.code || textCode != code || errOut != "" || len(lines) != 1 || lines[0].File != tt.file || lines[0].OK != tt.ok || len(lines[0].Problems) != tt.problems {
+			t.Errorf("config check %s --json: exit %d (text %d), %q %q", tt.file, code, textCode, out, errOut)
+		}
+	}
+	_, _, textCode := run(t, "doctor", "--root", dir)
+	out, errOut, code := run(t, "doctor", "--root", dir, "--json", "--all")
+	var doc struct {
+		Libraries string
+		Driver    struct{ State string }
+		Problems  []struct{ Problem, Fix string }
+		Found     []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitNotFound || textCode != code || errOut != "" {
+		t.Fatalf("doctor --json: exit %d (text %d), %v: %s %s", code, textCode, err, out, errOut)
+	}
+	if !strings.HasPrefix(doc.Libraries, "0 of ") || doc.Driver.State != "no-driver" || len(doc.Problems) == 0 || doc.Problems[0].Fix == "" || len(doc.Found) < 50 {
+		t.Errorf("doctor --json: %+v", doc)
 	}
 }
 
@@ -156,4 +200,44 @@ func readme(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return strings.Join(strings.Fields(strings.ReplaceAll(string(b), "`", "")), " ")
+}
+
+// TestFindTogether_json: find --all-from-one-toolkit --json prints a line per name, as find does,
+// whether the set is found in one root or not.
+func TestFindTogether_json(t *testing.T) {
+	isolate(t)
+	cuda, site := t.TempDir(), t.TempDir()
+	gccLib(t, filepath.Join(cuda, "lib64/libcudart.so.12"), "libcudart.so.12")
+	gccLib(t, filepath.Join(cuda, "lib64/libnvrtc.so.12"), "libnvrtc.so.12")
+	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libnvJitLink.so.13"), "libnvJitLink.so.13")
+	t.Setenv("CUDA_HOME", cuda)
+	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	var all strings.Builder
+	for _, tt := range []struct {
+		names []string
+		code  int
+	}{
+		{[]string{"cudart", "nvrtc"}, exitOK},
+		{[]string{"cudart", "nvJitLink"}, exitNotFound},
+		{[]string{"cudart", "nosuchlib"}, exitNotFound},
+		{[]string{"cudart", "cufft"}, exitNotFound}, // its attempts are this machine's: not in the golden file
+	} {
+		out, errOut, code := run(t, append([]string{"find", "--all-from-one-toolkit", "--json"}, tt.names...)...)
+		lines := jsonLines[map[string]any](t, out)
+		if code != tt.code || len(lines) != len(tt.names) {
+			t.Fatalf("%v: exit %d, %d lines; want %d, one per name:\n%s%s", tt.names, code, len(lines), tt.code, out, errOut)
+		}
+		for i, l := range lines {
+			if l["name"] != tt.names[i] || l["kind"] != "dynamic-lib" || (l["path"] == nil) == (l["error"] == nil) {
+				t.Errorf("%v: line %d is %v", tt.names, i, l)
+			}
+		}
+		if !slices.Contains(tt.names, "cufft") {
+			all.WriteString(out)
+		}
+	}
+	golden(t, "find-together.json", strings.NewReplacer(cuda, "$CUDA", site, "$SITE").Replace(all.String()))
+	if want := "error is not-found, refused (a file was found and failed validation: message names it and why), load-failed (the loader would not load the file found: message gives the loader's words), unknown, not-available, or, for find --all-from-one-toolkit, mixed-toolkits (no one root holds every name: message names each root and what it lacks)"; !strings.Contains(readme(t), want) {
+		t.Errorf("README lacks %q", want)
+	}
 }

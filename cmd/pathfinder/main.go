@@ -2,7 +2,7 @@
 //
 //	pathfinder doctor            where each library would come from, or why not
 //	pathfinder find cudart       the absolute path of a library
-//	pathfinder explain cudnn     every step, every candidate and why
+//	pathfinder explain cudnn     the search step by step, up to the step that finds it
 //
 // Run `pathfinder help` for every command.
 package main
@@ -23,7 +23,7 @@ import (
 // Exit codes.
 const (
 	exitOK       = 0
-	exitNotFound = 1 // something was not found, unknown or not available
+	exitNotFound = 1 // something was not found, found but refused or not loadable, unknown or not available
 	exitUsage    = 2 // bad usage or a config error
 )
 
@@ -44,7 +44,7 @@ func init() {
 	commands = []*command{
 		{"find", "NAME...", "print where each library (or header set, binary, static or bitcode library) is, without loading it", cmdFind},
 		{"load", "NAME...", "load each library (and its dependencies) into a process and print its path", cmdLoad},
-		{"explain", "NAME", "show every step, every candidate, and why each was taken or refused", cmdExplain},
+		{"explain", "NAME", "show the search step by step, up to the step that finds it: each place, each candidate and why", cmdExplain},
 		{"list", "", "list every known library, its category and whether this platform has it", cmdList},
 		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
 		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},
@@ -119,9 +119,9 @@ func (c *cli) fail(err error) {
 	}
 }
 
-// usageError reports a mistake in the command line itself (its arguments, flags and flag values):
-// what is wrong, then the command's usage line and where its help is. Errors in files (a config, a
-// pack, a directory named) are not usage errors and print no usage line.
+// usageError reports a mistake in the command line itself (its arguments, flags and flag values, a
+// directory a flag names that is not there): what is wrong, then the command's usage line and where
+// its help is. Errors in files (a config, a pack) are not usage errors and print no usage line.
 func (c *cli) usageError(format string, args ...any) int {
 	c.errorf(c.cmd.name+": "+format, args...)
 	fmt.Fprintf(c.stderr, "%s\nrun 'pathfinder help %s' for details\n", c.cmd.usageLine(), c.cmd.name)
@@ -189,8 +189,9 @@ func commandNames() []string {
 
 // parseInterleaved parses flags wherever they appear among the arguments, so that
 // `pathfinder find cudart --json` works as well as `pathfinder find --json cudart`. "--" ends flags.
+// A value a flag cannot take is told in our words, with the flag as the user wrote it.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var flags, names []string
+	var names []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -201,24 +202,39 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 			names = append(names, a)
 			continue
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f := fs.Lookup(name)
 		if f == nil {
 			return nil, fmt.Errorf("unknown flag %s%s", a, didYouMean(name, flagNames(fs), "--%s"))
 		}
-		flags = append(flags, a)
-		if !hasValue && !isBoolFlag(f) {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("flag %s needs a value", a)
-			}
+		switch {
+		case hasValue:
+		case isBoolFlag(f):
+			value = "true"
+		case i+1 >= len(args):
+			return nil, fmt.Errorf("flag %s needs a value", a)
+		default:
 			i++
-			flags = append(flags, args[i])
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, fmt.Errorf("--%s: %q is not %s", name, value, flagValueNoun(f))
 		}
 	}
-	if err := fs.Parse(flags); err != nil {
-		return nil, err
-	}
 	return names, nil
+}
+
+// flagValueNoun says what a flag takes, for a value it cannot take.
+func flagValueNoun(f *flag.Flag) string {
+	if isBoolFlag(f) {
+		return "true or false"
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, ok := g.Get().(int); ok {
+			return "a whole number"
+		}
+	}
+	return "a value it takes"
 }
 
 func isBoolFlag(f *flag.Flag) bool {
@@ -251,10 +267,12 @@ commands:
 	fmt.Fprint(w, `
 Flags may come before or after the names. Every command takes --help and --config FILE.
 --json: find, load, list, plugins and config print one JSON object per line, one per name (library,
-step or key); explain, driver and packs print one JSON document.
-Exit status: 0 when everything asked for was found, 1 when something was not found, unknown or not
-available on this platform, 2 on a usage or configuration error. driver exits 1 when the machine has
-no working NVIDIA driver; doctor exits 1 when it lists a problem.
+step or key); explain, driver, packs and doctor print one JSON document. config check FILE --json
+prints one object, for the file: file, ok, problems. plugin, completion and help print text only.
+Exit status: 0 when everything asked for was found, 1 when something was not found, found but
+refused or not loadable, unknown or not available on this platform, 2 on a usage or configuration
+error. driver exits 1 when the machine has no working NVIDIA driver; doctor exits 1 when it lists a
+problem.
 `)
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/realnv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -401,6 +403,7 @@ func noCgoBinary(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	realnv.SaySkipped()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

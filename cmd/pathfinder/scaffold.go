@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host"
 )
 
@@ -23,12 +25,18 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	module := fs.String("module", "", "the new plugin's Go `MODULE` path (default example.com/pathfinder-plugins/NAME)")
 	checkout := fs.String("pathfinder", "", "replace "+abiModule+" in go.mod with the checkout in `DIR` (default: the checkout the current directory is in, if any)")
 	return func(_ context.Context, c *cli, args []string) int {
-		if len(args) < 2 || args[0] != "new" || len(args) > 3 {
+		if len(args) > 0 && args[0] != "new" {
+			return c.usageError("unknown subcommand %q%s", args[0], didYouMeanOrValid(args[0], []string{"new"}))
+		}
+		if len(args) < 2 || len(args) > 3 {
 			return c.usageError("expected new NAME [DIR]")
 		}
 		name := args[1]
 		if !stepName.MatchString(name) || name == host.StepAlreadyLoaded || name == host.StepSystem {
 			return c.usageError("%q is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not %q or %q", name, host.StepAlreadyLoaded, host.StepSystem)
+		}
+		if builtin.IsStep(name) {
+			return c.usageError("%q is the name of a builtin step: a site plugin needs its own name (mine-%s, site-%s, ...)", name, name, name)
 		}
 		dir := name
 		if len(args) == 3 {
@@ -56,6 +64,8 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			sc.Replace, sc.GoVersion = root, goVersion
 		} else if root, goVersion, ok := findCheckout(dir); ok {
 			sc.Replace, sc.GoVersion = root, goVersion
+		} else if root, goVersion, ok := builtFrom(); ok {
+			sc.Replace, sc.GoVersion = root, goVersion
 		} else if bi, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(bi.Main.Version, "v") {
 			sc.Require = bi.Main.Version
 		}
@@ -68,7 +78,7 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if sc.Replace != "" {
 			fmt.Fprintf(c.stdout, "go.mod replaces %s with the checkout at %s: the module is not published yet\n", abiModule, sc.Replace)
 		} else {
-			fmt.Fprintf(c.stdout, "go.mod requires %s %s, which is not published yet: run this from inside a pathfinder checkout, or pass --pathfinder DIR, to get a go.mod that replaces it with a checkout\n", abiModule, sc.Require)
+			fmt.Fprintf(c.stdout, "go.mod requires %s %s, which is not published yet: go test fails until go.mod replaces it with a checkout; run this again with --pathfinder DIR (a pathfinder checkout)\n", abiModule, sc.Require)
 		}
 		fmt.Fprintf(c.stdout, `
 next:
@@ -111,6 +121,17 @@ func findCheckout(dir string) (root, goVersion string, ok bool) {
 	return "", "", false
 }
 
+// builtFrom is the checkout this binary was built from (go install ./cmd/pathfinder, go run), when
+// it still holds this file's package; a binary built with -trimpath does not know it.
+func builtFrom() (root, goVersion string, ok bool) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return "", "", false
+	}
+	root, goVersion, err := checkoutAt(filepath.Dir(filepath.Dir(filepath.Dir(file))))
+	return root, goVersion, err == nil
+}
+
 // checkoutAt reads dir/go.mod and says whether dir is the root of a pathfinder checkout, and the Go
 // version it needs.
 func checkoutAt(dir string) (root, goVersion string, err error) {
@@ -151,7 +172,7 @@ type scaffold struct {
 func (sc *scaffold) write(dir string) ([]string, error) {
 	goMod := fmt.Sprintf("module %s\n\ngo %s\n\nrequire %s %s\n", sc.Module, sc.GoVersion, abiModule, sc.Require)
 	if sc.Replace != "" {
-		goMod += fmt.Sprintf("\n// %s is not published yet: this is the checkout `pathfinder plugin new` ran in.\nreplace %s => %s\n", abiModule, abiModule, sc.Replace)
+		goMod += fmt.Sprintf("\n// %s is not published yet: this is the checkout `pathfinder plugin new` ran in, or was built from.\nreplace %s => %s\n", abiModule, abiModule, sc.Replace)
 	}
 	files := []struct{ name, data string }{
 		{"go.mod", goMod},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -117,13 +118,88 @@ func TestOneLiners(t *testing.T) {
 		t.Fatalf("explain nvjpeg:\n%s", out)
 	}
 
-	for _, tt := range []struct{ args, hint string }{
-		{"find cccl --kind header-dir", "(pathfinder explain cccl --kind header-dir lists them)"},
-		{"find cudnn --target windows/amd64", "(pathfinder explain cudnn --target windows/amd64 lists them)"},
+}
+
+// TestExplainHint_onlyFindAndLoad: find's and load's lines point at explain, with the flags that
+// show the same search; explain's own answer, and --json's message, do not point at themselves.
+func TestExplainHint_onlyFindAndLoad(t *testing.T) {
+	isolate(t)
+	tests := []struct {
+		args []string
+		hint string // in stderr; "" for none
+	}{
+		{[]string{"find", "cccl", "--kind", "header-dir"}, "(pathfinder explain cccl --kind header-dir lists them)"},
+		{[]string{"find", "cudnn", "--target", "windows/amd64"}, "(pathfinder explain cudnn --target windows/amd64 lists them)"},
+		{[]string{"load", "cufft"}, "(pathfinder explain cufft lists them)"},
+		{[]string{"explain", "cufft"}, ""},
+		{[]string{"explain", "cccl", "--kind", "header-dir"}, ""},
+		{[]string{"find", "cufft", "--json"}, ""},
+	}
+	for _, tt := range tests {
+		out, errOut, code := run(t, tt.args...)
+		if code != exitNotFound {
+			t.Fatalf("%v: exit %d %s %s", tt.args, code, out, errOut)
+		}
+		if tt.hint != "" && !strings.HasSuffix(errOut, tt.hint+"\n") {
+			t.Errorf("%v: %q lacks the hint %s", tt.args, errOut, tt.hint)
+		}
+		if tt.hint == "" && strings.Contains(out+errOut, "lists them") {
+			t.Errorf("%v: points at itself:\n%s%s", tt.args, out, errOut)
+		}
+	}
+}
+
+// TestREADME_kindNames: the names README gives as examples of each kind are names of that kind,
+// and the name of a bitcode library's file finds what it is.
+func TestREADME_kindNames(t *testing.T) {
+	isolate(t)
+	m := regexp.MustCompile(`--kind header-dir # also binary \(([^)]*)\), static-lib \(([^)]*)\), bitcode \(([^):]*)`).FindStringSubmatch(readme(t))
+	if m == nil {
+		t.Fatal("README's find --kind line not found")
+	}
+	for i, kind := range []string{"binary", "static-lib", "bitcode"} {
+		for _, name := range strings.Split(m[i+1], ", ") {
+			if name == "..." {
+				continue
+			}
+			_, errOut, code := run(t, "find", name, "--kind", kind)
+			if code == exitUsage || strings.Contains(errOut, "unknown") {
+				t.Errorf("README: %s is a %s; find says: exit %d %s", name, kind, code, errOut)
+			}
+		}
+	}
+	_, errOut, _ := run(t, "find", "libdevice", "--kind", "bitcode")
+	if want := `pathfinder: unknown bitcode library "libdevice": "libdevice" is a bitcode library named "device"` + "\n"; errOut != want {
+		t.Errorf("find libdevice --kind bitcode: %q, want %q", errOut, want)
+	}
+}
+
+// TestExplain_stopsAtTheFirstHit: explain shows the steps run, which end at the step that finds the
+// library, as README says; a library found through CUDA_HOME is labelled CUDA_HOME.
+func TestExplain_stopsAtTheFirstHit(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	gccLib(t, filepath.Join(root, "lib64", "libcudart.so.12"), "libcudart.so.12")
+	t.Setenv("CUDA_HOME", root)
+	out, _, code := run(t, "explain", "cudart")
+	step := regexp.MustCompile(`(?m)^ ?\d+\. (\S+)`)
+	var ran []string
+	for _, m := range step.FindAllStringSubmatch(out, -1) {
+		ran = append(ran, m[1])
+	}
+	if code != exitOK || len(ran) == 0 || ran[len(ran)-1] != "envroots" || !strings.Contains(out, "(found via CUDA_HOME)") {
+		t.Fatalf("explain cudart: exit %d, steps run %v; want them to end at envroots, found via CUDA_HOME:\n%s", code, ran, out)
+	}
+	out, _, _ = run(t, "explain", "cudnn")
+	if n := len(step.FindAllString(out, -1)); n != 7 {
+		t.Errorf("explain cudnn, found nowhere: %d steps shown, want all 7:\n%s", n, out)
+	}
+	for _, want := range []string{
+		"pathfinder explain cudnn # the search step by step, up to the step that finds it (all when none does)",
+		"cuda.pathfinder gives a library found through CUDA_HOME the label CUDA_PATH, one label for both variables; pathfinder labels it CUDA_HOME, the variable it used.",
 	} {
-		_, errOut, code := runBin(t, bin, nil, strings.Fields(tt.args)...)
-		if code != exitNotFound || !strings.Contains(errOut, tt.hint) {
-			t.Errorf("%s: exit %d %q; want the hint %s", tt.args, code, errOut, tt.hint)
+		if !strings.Contains(squeezeSpaces(readme(t)), want) {
+			t.Errorf("README lacks %q", want)
 		}
 	}
 }

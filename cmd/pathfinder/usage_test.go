@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,7 +102,20 @@ func TestUsageErrors_usageLine(t *testing.T) {
 		{[]string{"plugins", "x"}, "takes no arguments"},
 		{[]string{"config", "show"}, "takes no arguments, or check FILE"},
 		{[]string{"config", "check"}, "check takes one file"},
-		{[]string{"plugin", "create", "x"}, "expected new NAME [DIR]"},
+		{[]string{"plugin", "create", "x"}, `unknown subcommand "create" (valid: new)`},
+		{[]string{"plugin", "old"}, `unknown subcommand "old" (valid: new)`},
+		{[]string{"plugin", "new"}, "expected new NAME [DIR]"},
+		{[]string{"plugin", "new", "wheels"}, `"wheels" is the name of a builtin step: a site plugin needs its own name (mine-wheels, site-wheels, ...)`},
+		{[]string{"config", "chek"}, `unknown subcommand "chek" (did you mean "check"?)`},
+		{[]string{"doctor", "--pid", "abc"}, `--pid: "abc" is not a whole number`},
+		{[]string{"doctor", "--pid=-3"}, "--pid -3: not a process id"},
+		{[]string{"doctor", "--root", "/nonexistent"}, "--root /nonexistent: no such directory"},
+		{[]string{"driver", "--root", "/nonexistent"}, "--root /nonexistent: no such directory"},
+		{[]string{"driver", "--root", "/dev/null"}, "--root /dev/null: not a directory"},
+		{[]string{"driver", "--format", "nfd", "--output", "/nonexistent"}, "--output /nonexistent: no such directory"},
+		{[]string{"driver", "--output", "/tmp"}, "--output is for --format nfd"},
+		{[]string{"driver", "--methods", "nvidia-sm"}, `--methods: unknown method "nvidia-sm" (did you mean "nvidia-smi"?)`},
+		{[]string{"find", "cudart", "--json=maybe"}, `--json: "maybe" is not true or false`},
 		{[]string{"plugin", "new", "system"}, `"system" is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not "already-loaded" or "system"`},
 		{[]string{"completion"}, "takes one shell: bash, zsh or fish"},
 		{[]string{"completion", "tcsh"}, `unknown shell "tcsh" (valid: bash, zsh, fish)`},
@@ -129,6 +143,68 @@ func TestUsageErrors_usageLine(t *testing.T) {
 	}
 	if want := "(" + lookup("find").usageLine() + ")"; !strings.Contains(readme(t), want) {
 		t.Errorf("README lacks find's usage line %s", want)
+	}
+}
+
+// TestUsageErrors_everyFlag: every flag of every command keeps the one format: a flag left without
+// its value, a boolean given something else, a mistyped flag name each print what is wrong, the
+// command's usage line and where its help is, and exit 2.
+func TestUsageErrors_everyFlag(t *testing.T) {
+	isolate(t)
+	flags := 0
+	for _, c := range commands {
+		fs, _, _ := c.flagSet(new(string))
+		cases := [][2]string{{"--confg", "unknown flag --confg (did you mean --config?)"}}
+		for _, name := range flagNames(fs) {
+			f := fs.Lookup(name)
+			if isBoolFlag(f) {
+				cases = append(cases, [2]string{"--" + name + "=maybe", "--" + name + `: "maybe" is not true or false`})
+			} else {
+				cases = append(cases, [2]string{"--" + name, "flag --" + name + " needs a value"})
+			}
+			flags++
+		}
+		for _, tc := range cases {
+			out, errOut, code := run(t, c.name, tc[0])
+			want := "pathfinder: " + c.name + ": " + tc[1] + "\n" + c.usageLine() + "\nrun 'pathfinder help " + c.name + "' for details\n"
+			if code != exitUsage || out != "" || errOut != want {
+				t.Errorf("%s %s: exit %d, stdout %q, stderr\n%s\nwant exit %d and\n%s", c.name, tc[0], code, out, errOut, exitUsage, want)
+			}
+		}
+	}
+	if flags < 20 {
+		t.Fatalf("%d flags over all commands; the table lost some", flags)
+	}
+}
+
+// TestConfigErrors_ourWords: a configuration's mistakes, whether checked or used, name the file,
+// line and column, in pathfinder's words, with the nearest right key; exit 2, no usage line.
+func TestConfigErrors_ourWords(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name, toml, want string
+	}{
+		{"a mistyped table", "[serch]\norder = [\"wheels\"]\n", `:1:1: unknown key "serch" (did you mean "search"?)`},
+		{"a mistyped key", "[search]\nordr = [\"wheels\"]\n", `:2:1: unknown key "search.ordr" (did you mean "search.order"?)`},
+		{"a key set twice", "[search]\norder = [\"wheels\"]\norder = [\"conda\"]\n", `:3:1: key "search.order" is set twice (first on line 2)`},
+		{"a mistyped step", "[search]\norder = [\"cnda\"]\n", `:2:1: search.order names unknown step "cnda" (did you mean "conda"?) (known: already-loaded, canary, conda, envroots, programfiles, system, wheels)`},
+	}
+	for _, tt := range tests {
+		file := write(t, filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".toml"), []byte(tt.toml))
+		for _, args := range [][]string{{"config", "check", file}, {"find", "cudart", "--config", file}} {
+			out, errOut, code := run(t, args...)
+			first, rest, _ := strings.Cut(errOut, "\n")
+			if code != exitUsage || out != "" || !strings.HasPrefix(first, "pathfinder: ") || !strings.Contains(first, file+":") ||
+				!strings.HasSuffix(first, tt.want) || strings.Contains(rest, "usage:") {
+				t.Errorf("%s: %v: exit %d, stdout %q, stderr %q; want one line ending %q", tt.name, args, code, out, errOut, tt.want)
+			}
+		}
+	}
+	for _, want := range []string{"a key set twice", `[serch]: did you mean "search"?`, `order = ["cnda"]: did you mean "conda"?`} {
+		if !strings.Contains(readme(t), want) {
+			t.Errorf("README lacks %s", want)
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/realnv"
 )
 
 // TestMain needs nothing for the libcuda probe's child: this package's initialisation serves it
@@ -21,6 +23,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	code := m.Run()
+	realnv.SaySkipped()
 	os.RemoveAll(stubDir)
 	os.Exit(code)
 }

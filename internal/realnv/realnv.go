@@ -1,6 +1,7 @@
 // Package realnv gives tests NVIDIA's own libraries, as Debian ships them, unpacked (never installed)
 // by fetch.sh beside this file into $PATHFINDER_REALNV_DIR (default ~/.cache/pathfinder-realnv).
-// Tests that need them skip, saying why, when they were not fetched; with PATHFINDER_REALNV=require
+// Tests that need them skip, saying why, when they were not fetched, and each package that skipped
+// some says so in one line that go test shows without -v (SaySkipped); with PATHFINDER_REALNV=require
 // (CI sets it) they fail instead, so a suite that should have run cannot pass by skipping. Place, Copy
 // and Symlink lay the unpacked files out the way an install does (integration/ builds its layouts so).
 package realnv
@@ -63,10 +64,11 @@ func Get(t testing.TB, suiteAndName string) Package {
 	t.Helper()
 	m, err := manifest()
 	if err != nil {
-		why := "NVIDIA's libraries from Debian were not fetched (run internal/realnv/fetch.sh): " + err.Error()
+		why := "NVIDIA's libraries from Debian were not fetched (run " + FetchCommand + "): " + err.Error()
 		if Required() {
 			t.Fatal(why)
 		}
+		noteSkip()
 		t.Skip(why)
 	}
 	p, ok := m[suiteAndName]

@@ -237,6 +237,34 @@ func (c *Catalog) Suggest(kind abi.Kind, name string) []string {
 	return suggest.Closest(name, c.names[kind])
 }
 
+// Named returns the entries, of any kind, that name stands for when it is not one of kind's names:
+// another kind's entry called name (nvcc, a binary), or an entry one of whose files is name, or name
+// and a version or suffix (libdevice: the bitcode library device's libdevice.10.bc; libcudart).
+func (c *Catalog) Named(kind abi.Kind, name string) []*Entry {
+	var out []*Entry
+	for _, k := range Kinds {
+		for _, n := range c.names[k.Kind] {
+			e := c.byName[key{k.Kind, n}]
+			if n == name && k.Kind != kind || n != name && hasFile(e, name) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// hasFile reports whether one of e's files, on any platform, is name or begins with name and a dot.
+func hasFile(e *Entry, name string) bool {
+	for _, os := range []string{"linux", "windows"} {
+		for _, f := range e.FileNames(abi.Platform{OS: os}) {
+			if f == name || strings.HasPrefix(f, name+".") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // findNth returns the 1-based line of the n-th (0-based) line starting with prefix.
 func findNth(data []byte, prefix string, n int) (int, bool) {
 	for i, line := range strings.Split(string(data), "\n") {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/realnv"
 )
 
 // Real ELF libraries from gcc, built once per soname and class and copied where a test needs them.
@@ -115,6 +117,7 @@ func builtLibs(t testing.TB, specs ...libSpec) []string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	realnv.SaySkipped()
 	if libsDir != "" {
 		os.RemoveAll(libsDir)
 	}

@@ -5,11 +5,14 @@ package tomlx
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 )
 
 // Error is TOML that cannot be decoded, and where.
@@ -35,15 +38,91 @@ func Decode(name string, data []byte, v any) error {
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
-			return &Error{Name: name, Line: perr.Position.Line, Col: perr.Position.Col, Err: errors.New(perr.Message)}
+			return parseError(name, data, perr)
 		}
 		return decodeError(name, data, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		line, col := Position(data, und[0])
-		return &Error{Name: name, Line: line, Col: col, Key: und[0].String(), Err: fmt.Errorf("unknown key %q", und[0].String())}
+		key := und[0]
+		parent, last := key[:len(key)-1], key[len(key)-1]
+		var near []string
+		for _, n := range suggest.Nearest(last, knownKeys(reflect.TypeOf(v), parent)) {
+			near = append(near, append(append(toml.Key{}, parent...), n).String())
+		}
+		return &Error{Name: name, Line: line, Col: col, Key: key.String(), Err: fmt.Errorf("unknown key %q%s", key.String(), suggest.Phrase(near))}
 	}
 	return nil
+}
+
+// duplicateText is toml's words for a key or table set twice: `Key 'search.order' has already been
+// defined.` A test holds the pattern to the toml module in go.mod.
+var duplicateText = regexp.MustCompile(`^Key '(.+)' has already been defined\.$`)
+
+// parseError is a syntax error, in this package's words where toml's are its own: a key set twice
+// names the line that set it first.
+func parseError(name string, data []byte, perr toml.ParseError) error {
+	e := &Error{Name: name, Line: perr.Position.Line, Col: perr.Position.Col, Err: errors.New(perr.Message)}
+	m := duplicateText.FindStringSubmatch(perr.Message)
+	if m == nil {
+		return e
+	}
+	key := splitKey(m[1])
+	e.Key = key.String()
+	msg := fmt.Sprintf("key %q is set twice", e.Key)
+	if first, _ := Position(data, key); first > 0 && first != e.Line {
+		msg += fmt.Sprintf(" (first on line %d)", first)
+	}
+	if lines := strings.Split(string(data), "\n"); e.Line > 0 && e.Line <= len(lines) {
+		l := lines[e.Line-1]
+		e.Col = len(l) - len(strings.TrimLeft(l, " \t")) + 1
+	}
+	e.Err = errors.New(msg)
+	return e
+}
+
+// knownKeys are the keys the table at key may hold, for a did-you-mean: the toml tags of the struct
+// that decodes it (a map's keys are anyone's: none).
+func knownKeys(t reflect.Type, key toml.Key) []string {
+	for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice) {
+		t = t.Elem()
+	}
+	if t == nil {
+		return nil
+	}
+	if len(key) > 0 {
+		switch t.Kind() {
+		case reflect.Map:
+			return knownKeys(t.Elem(), key[1:])
+		case reflect.Struct:
+			for i := 0; i < t.NumField(); i++ {
+				if f := t.Field(i); tomlName(f) == key[0] {
+					return knownKeys(f.Type, key[1:])
+				}
+			}
+		}
+		return nil
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		if n := tomlName(t.Field(i)); n != "" && n != "-" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func tomlName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	if n, _, _ := strings.Cut(f.Tag.Get("toml"), ","); n != "" {
+		return n
+	}
+	return f.Name
 }
 
 // toml's words for a value it cannot decode: `toml: line 2 (last key "search.order"): incompatible

@@ -26,7 +26,12 @@ func TestDecode_Errors(t *testing.T) {
 		{"a quoted table name", "[plugin.\"a.b\"]\nread = \"/opt\"\n", `p.toml:2:1: plugin."a.b".read: expected an array, found a string`, `plugin."a.b".read`},
 		{"a table for a string", "[plugin.x.options]\nroot = { a = 1 }\n", `p.toml:2:1: plugin.x.options.root: expected a string, found a table`, "plugin.x.options.root"},
 		{"syntax", "[search\n", "p.toml:2:8: expected '.' or ']' to end table name", ""},
-		{"unknown key", "[search]\nordr = []\n", `p.toml:2:1: unknown key "search.ordr"`, "search.ordr"},
+		{"unknown key", "[search]\nordr = []\n", `p.toml:2:1: unknown key "search.ordr" (did you mean "search.order"?)`, "search.ordr"},
+		{"unknown table", "[serch]\norder = []\n", `p.toml:1:1: unknown key "serch" (did you mean "search"?)`, "serch"},
+		{"unknown key, nothing near", "[search]\ncolour = 1\n", `p.toml:2:1: unknown key "search.colour"`, "search.colour"},
+		{"unknown key in a map's table", "[plugin.x]\nred = []\n", `p.toml:2:1: unknown key "plugin.x.red" (did you mean "plugin.x.read"?)`, "plugin.x.red"},
+		{"a key set twice", "[search]\norder = []\n  order = [\"conda\"]\n", `p.toml:3:3: key "search.order" is set twice (first on line 2)`, "search.order"},
+		{"a table set twice", "[search]\norder = []\n[search]\n", `p.toml:3:1: key "search" is set twice (first on line 1)`, "search"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,7 +41,13 @@ func TestDecode_Errors(t *testing.T) {
 			if !errors.As(err, &te) || !strings.HasPrefix(err.Error(), tt.want) || te.Key != tt.key {
 				t.Fatalf("Decode: %v (%#v); want %q for key %q", err, te, tt.want, tt.key)
 			}
-			if strings.Contains(err.Error(), "toml: ") || strings.Contains(err.Error(), "destination") {
+			if strings.Contains(tt.name, "nothing near") && strings.Contains(err.Error(), "did you mean") {
+				t.Fatalf("Decode: %v; want no suggestion", err)
+			}
+			if tt.want[len(tt.want)-1] == ')' && !strings.HasSuffix(err.Error(), tt.want) {
+				t.Fatalf("Decode: %v; want it to end %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "toml: ") || strings.Contains(err.Error(), "destination") || strings.Contains(err.Error(), "already been defined") {
 				t.Fatalf("toml's own words: %v", err)
 			}
 		})

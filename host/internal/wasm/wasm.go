@@ -256,6 +256,16 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, pages uint32, cache w
 		rt.Close(ctx)
 		return nil, fmt.Errorf("not a valid wasm module: %w", err)
 	}
+	// A Go plugin built without -buildmode=c-shared is a command: its exports trap (unreachable)
+	// when called, as its runtime was never started. Say so before anything calls them.
+	exports := compiled.ExportedFunctions()
+	if _, start := exports["_start"]; start {
+		if _, init := exports["_initialize"]; !init {
+			rt.Close(ctx)
+			return nil, errors.New("built as a command (it exports _start, not _initialize): a plugin is a reactor; " +
+				"in Go, build it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o NAME.wasm . (in C, -mexec-model=reactor)")
+		}
+	}
 	for _, ex := range []string{abi.ExportVersion, abi.ExportAlloc, abi.ExportSearch} {
 		if _, ok := compiled.ExportedFunctions()[ex]; !ok {
 			rt.Close(ctx)

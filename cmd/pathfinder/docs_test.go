@@ -1,0 +1,183 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+)
+
+// docFiles are the documents a newcomer reads: the README, docs/, and each folder's README.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"../../README.md"}
+	for _, pattern := range []string{"../../docs/*.md", "../../*/README.md", "../../*/*/README.md", "../../testdata/*/README.md"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	return files
+}
+
+// TestDocs_pathsExist: every file or folder of the repository a document names in backquotes is
+// there; a placeholder (<name>, NAME, mine, a glob) is not a path.
+func TestDocs_pathsExist(t *testing.T) {
+	quoted := regexp.MustCompile("`([^`\\s]+)`")
+	repoPath := regexp.MustCompile(`^(abi|builtin|cmd|host|plugins|internal|examples|docs|testdata|integration|bench|\.ci)/`)
+	placeholder := regexp.MustCompile(`[<*{]|mine|NAME`)
+	named := 0
+	for _, doc := range docFiles(t) {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range quoted.FindAllStringSubmatch(string(data), -1) {
+			p, _, _ := strings.Cut(strings.TrimSuffix(m[1], "/"), ":")
+			if !repoPath.MatchString(p) || placeholder.MatchString(p) {
+				continue
+			}
+			named++
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+				t.Errorf("%s names %s, which is not in the repository", doc, m[1])
+			}
+		}
+	}
+	if named < 30 {
+		t.Fatalf("only %d paths named in the documents: the pattern lost them", named)
+	}
+}
+
+// TestDocs_pluginInstallLine: docs/plugins.md's install line works where the directory it installs
+// into does not exist yet, as on a fresh machine.
+func TestDocs_pluginInstallLine(t *testing.T) {
+	data, err := os.ReadFile("../../docs/plugins.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^sudo (install [^#\n]*?)\s*(#.*)?$`).FindStringSubmatch(string(data))
+	if line == nil {
+		t.Fatal("docs/plugins.md has no install line")
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "mine.wasm"), []byte("\x00asm\x01\x00\x00\x00"))
+	args := strings.Fields(strings.ReplaceAll(line[1], "/etc/", filepath.Join(dir, "etc")+"/"))
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "etc/pathfinder/plugins/mine.wasm")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("installed: %v %v", fi, err)
+	}
+}
+
+// TestDocs_doctorChecks: docs/driver.md's table of doctor's checks names golden files that exist,
+// and says of the checks' end-to-end test what it does.
+func TestDocs_doctorChecks(t *testing.T) {
+	data, err := os.ReadFile("../../docs/driver.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(data), "`", "")), " ")
+	goldens := regexp.MustCompile(`([a-z0-9-]+\.txt)`).FindAllStringSubmatch(doc, -1)
+	if len(goldens) < 10 {
+		t.Fatalf("docs/driver.md names %d golden files", len(goldens))
+	}
+	for _, g := range goldens {
+		if _, err := os.Stat(filepath.Join("testdata/doctor", g[1])); err != nil {
+			t.Errorf("docs/driver.md names %s: %v", g[1], err)
+		}
+	}
+	for _, stale := range []string{"report nothing", "skips saying so", "is adding"} {
+		if strings.Contains(doc, stale) {
+			t.Errorf("docs/driver.md still says %q", stale)
+		}
+	}
+	if !strings.Contains(doc, "TestDoctor_hostInputsEndToEnd runs both checks end to end") {
+		t.Error("docs/driver.md does not say what TestDoctor_hostInputsEndToEnd does")
+	}
+}
+
+// TestHelp_exitStatus: pathfinder --help says what README says of the exit status, refused and
+// not loadable included.
+func TestHelp_exitStatus(t *testing.T) {
+	isolate(t)
+	help, _, _ := run(t, "--help")
+	help = strings.Join(strings.Fields(help), " ")
+	_, status, _ := strings.Cut(readme(t), "Exit status: ")
+	status, _, _ = strings.Cut(status, ".")
+	if !strings.Contains(status, "found but refused or not loadable") || !strings.Contains(help, "Exit status: "+status+".") {
+		t.Fatalf("pathfinder --help's exit status differs from README's %q:\n%s", status, help)
+	}
+}
+
+// TestREADME_quickStart: README opens with the two commands, then a quick start whose every line
+// works on this machine: go install puts pathfinder in GOBIN; doctor, without a driver, answers
+// no-driver and exits 1, which go run reports as "exit status 1"; the fetch command is the one the
+// skipping tests name.
+func TestREADME_quickStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go install and go run")
+	}
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := "# pathfinder\n\n```sh\ngo run ./cmd/pathfinder doctor "
+	if !strings.HasPrefix(string(data), first) || !strings.Contains(strings.SplitN(string(data), "```\n", 2)[0], "\ngo test -race ./... ") {
+		t.Fatalf("README does not open with the two commands, run and test")
+	}
+	quick := regexp.MustCompile("(?s)\n## Quick start\n.*?```sh\n(.*?)```").FindStringSubmatch(string(data))
+	if quick == nil {
+		t.Fatal("README has no quick start")
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(quick[1]), "\n") {
+		cmd, _, _ := strings.Cut(l, "#")
+		lines = append(lines, strings.TrimSpace(cmd))
+	}
+	if want := []string{"go install ./cmd/pathfinder", "pathfinder doctor", realnv.FetchCommand, "go test ./..."}; strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("quick start runs %q, want %q", lines, want)
+	}
+	fetch, err := os.ReadFile(filepath.Join("../..", strings.Fields(realnv.FetchCommand)[1]))
+	if err != nil || !strings.Contains(string(fetch), "\ndir=${1:-${PATHFINDER_REALNV_DIR:-$HOME/.cache/pathfinder-realnv}}\n") {
+		t.Fatalf("fetch.sh does not unpack into $PATHFINDER_REALNV_DIR, else ~/.cache/pathfinder-realnv: %v", err)
+	}
+	if goToolErr != nil {
+		t.Skip("go not on PATH")
+	}
+	gobin := t.TempDir()
+	install := exec.Command(goTool, "install", "./cmd/pathfinder")
+	install.Dir = "../.."
+	install.Env = append(os.Environ(), "GOBIN="+gobin, "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install ./cmd/pathfinder: %v\n%s", err, out)
+	}
+	isolate(t)
+	noDriver := t.TempDir() // a machine without an NVIDIA driver
+	out, _, code := runCommand(t, exec.Command(filepath.Join(gobin, "pathfinder"), "doctor", "--root", noDriver))
+	if code != exitNotFound || !strings.Contains(out, "no-driver") {
+		t.Fatalf("pathfinder doctor without a driver: exit %d\n%s", code, out)
+	}
+	goRun := exec.Command(goTool, "run", "./cmd/pathfinder", "doctor", "--root", noDriver)
+	goRun.Dir = "../.."
+	goRun.Env = append(os.Environ(), goEnv...)
+	_, errOut, code := runCommand(t, goRun)
+	if code != exitNotFound || !strings.HasSuffix(errOut, "exit status 1\n") {
+		t.Fatalf("go run ./cmd/pathfinder doctor: exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"doctor exits 1 when it lists a problem, and a machine without an NVIDIA driver has one: that is its answer, not a failure. go run ./cmd/pathfinder doctor passes the status on and then prints exit status 1.",
+		"with PATHFINDER_REALNV_DIR set, it unpacks there and the tests read the libraries from there.",
+	} {
+		if !strings.Contains(readme(t), want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+}
