@@ -48,6 +48,10 @@ func (i inspector) FileNames(kind Kind, name string) []string {
 // Plugins lists every configured plugin, by name, loading each module to ask it what it is (a
 // module is compiled once and cached, as for a search). What is wrong is in Problems.
 func (i inspector) Plugins(ctx context.Context) []inspect.PluginInfo {
+	if !i.f.enter() { // a closed Finder has no runtime to ask
+		return nil
+	}
+	defer i.f.leave()
 	var out []inspect.PluginInfo
 	for _, n := range i.f.cfg.PluginNames() {
 		info, _ := i.f.pluginInfo(ctx, i.f.cfg.Plugins[n])
