@@ -67,6 +67,9 @@ type Engine struct {
 	mu      sync.Mutex
 	modules map[string]*compiling // by module hash and memory cap
 	refused map[string]string     // by module hash: why compiling it was given up
+	// writeErr is the first error writing the cache dir met: a cache that cannot be written costs
+	// every process a compile, and the pathfinder command's doctor says why.
+	writeErr error
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
@@ -138,13 +141,15 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Mo
 		}
 		if c.err != nil && cache != nil {
 			cache.Close(ctx)
+			done(false)
 			// The cache itself may be what failed (removed, unwritable, full): compile without it.
 			if mr, err := e.compileBounded(ctx, hash, wasm, pages, nil); err == nil {
+				e.noteWrite(c.err)
 				c.mr, c.err = mr, nil
 			}
 		} else if c.err == nil {
 			c.mr.cache = cache
-			done()
+			done(true)
 		}
 	})
 	if c.err != nil {
