@@ -104,11 +104,13 @@ type Finder struct {
 	catalog  *catalog.Catalog
 	packs    *config.Packs // the descriptor packs the catalog was read from
 	platform Platform
+	cache    config.Cache       // the caches' directory, or why they are off
 	cacheDir string             // the compilation cache, "" when off
 	results  *resultcache.Store // the result cache
 
-	engine func() *wasm.Engine // made on first use
-	sites  siteDiscovery
+	engine     func() *wasm.Engine // made on first use
+	engineMade atomic.Pointer[wasm.Engine]
+	sites      siteDiscovery
 
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
@@ -159,7 +161,8 @@ func New(opts Options) (*Finder, error) {
 	if err != nil {
 		return nil, public(err)
 	}
-	base := cfg.CacheBase(getenv, cachefile.Usable)
+	cache := cfg.CacheBase(getenv, cachefile.Check)
+	base := cache.Dir
 	if err := cfg.CheckPins(base); err != nil {
 		return nil, public(err)
 	}
@@ -178,6 +181,7 @@ func New(opts Options) (*Finder, error) {
 	}
 	f := &Finder{
 		getenv:   getenv,
+		cache:    cache,
 		cfg:      cfg,
 		catalog:  cat,
 		packs:    packs,
@@ -200,10 +204,12 @@ func New(opts Options) (*Finder, error) {
 	}
 	f.results = resultcache.New(resultDir, f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
 	f.engine = sync.OnceValue(func() *wasm.Engine {
-		if f.hooks.engine != nil {
-			return f.hooks.engine
+		e := f.hooks.engine
+		if e == nil {
+			e = wasm.NewEngine(f.cacheDir) // an unusable cache dir costs speed, never the search
 		}
-		return wasm.NewEngine(f.cacheDir) // an unusable cache dir costs speed, never the search
+		f.engineMade.Store(e)
+		return e
 	})
 	return f, nil
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -171,14 +172,24 @@ func readFile(path string) ([]byte, error) {
 	return append(b, rest...), err
 }
 
-// Usable reports whether dir may hold caches: it does not exist yet (it will be made 0755), or it is
-// a directory that no one but this user or root can change, nor any directory above it
-// (trust.OthersCanChange). Whoever can write a cache decides what is found and, for compiled code,
-// what runs.
-func Usable(dir string) bool {
+// Check says why dir may not hold caches, nil when it may: it is a directory that no one but this
+// user or root can change, nor any directory above it (trust.OthersCanChange), or it does not exist
+// yet and anchor, the directory above it that must exist, does (what lies between is made 0755).
+// Whoever can write a cache decides what is found and, for compiled code, what runs.
+func Check(dir, anchor string) error {
 	fi, err := os.Stat(dir)
-	if err == nil && !fi.IsDir() || err != nil && !os.IsNotExist(err) {
-		return false
+	switch {
+	case err == nil && !fi.IsDir():
+		return errors.New("not a directory")
+	case err != nil && !os.IsNotExist(err):
+		return errors.Unwrap(err)
+	case err != nil:
+		if fi, err := os.Stat(anchor); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s does not exist, and only the cache's own directories are made", anchor)
+		}
 	}
-	return trust.OthersCanChange(dir) == nil
+	if err := trust.OthersCanChange(dir); err != nil {
+		return fmt.Errorf("not used: %v", err)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
@@ -68,6 +69,9 @@ type Attempt struct {
 type Store struct {
 	dir  string // "" when the cache is off
 	base string // what every key of the store shares
+
+	mu       sync.Mutex
+	writeErr error // the first error a Write met
 }
 
 // New returns the store under dir ("" for none) for searches that share base: the platform and the
@@ -113,10 +117,24 @@ func (s *Store) Read(key string) *Entry {
 func (s *Store) Write(key string, c *Entry) {
 	c.Version, c.Key = Version, key
 	data, err := json.Marshal(c)
-	if err != nil {
-		return
+	if err == nil {
+		err = cachefile.Write(s.Path(key), data)
 	}
-	cachefile.Write(s.Path(key), data)
+	if err != nil {
+		s.mu.Lock()
+		if s.writeErr == nil {
+			s.writeErr = err
+		}
+		s.mu.Unlock()
+	}
+}
+
+// WriteError is the first error a Write met, nil when none did: a cache that cannot be written
+// costs every process a search, and the pathfinder command's doctor says why.
+func (s *Store) WriteError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeErr
 }
 
 // A Finder discovers the site-packages directories once and every search it runs uses what that

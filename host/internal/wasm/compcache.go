@@ -43,7 +43,9 @@ func (e *Engine) moduleCache(hash string) (wazero.CompilationCache, func(compile
 	if e.dir == "" {
 		return nil, none
 	}
-	dir := filepath.Join(e.dir, hash[:32])
+	// Not the directory name an older pathfinder used (hash[:32], its checksum beside it): the two
+	// share one cache dir without taking each other's modules for broken.
+	dir := filepath.Join(e.dir, hash[:32]+".module")
 	if want, ok := cachefile.Read(filepath.Join(dir, sumName)); ok && string(want) == dirSum(dir) {
 		if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			return c, none // compiled from it: nothing to write
@@ -77,7 +79,6 @@ func (e *Engine) moduleCache(hash string) (wazero.CompilationCache, func(compile
 		}
 		err := cachefile.Write(filepath.Join(tmp, sumName), []byte(dirSum(tmp)))
 		if err == nil {
-			os.Remove(dir + ".sum") // the checksum's place before it moved into the directory
 			if os.Rename(tmp, dir) == nil {
 				return
 			}

@@ -56,7 +56,7 @@ func checkWhole(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 || !entries[0].IsDir() || len(entries[0].Name()) != 32 {
+	if len(entries) != 1 || !entries[0].IsDir() || len(entries[0].Name()) != 32+len(".module") {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
@@ -142,12 +142,6 @@ func TestModuleCache_brokenPairHeals(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(mod, "extra"), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}},
-		{"a checksum beside the directory, as an older pathfinder kept it", func(t *testing.T, mod string) {
-			if err := cachefile.Write(mod+".sum", []byte(dirSum(mod))); err != nil {
-				t.Fatal(err)
-			}
-			mustRemove(t, filepath.Join(mod, sumName))
 		}},
 		{"the directory replaced by a file", func(t *testing.T, mod string) {
 			if err := os.RemoveAll(mod); err != nil {
