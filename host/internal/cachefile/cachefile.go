@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 )
@@ -192,4 +193,30 @@ func Check(dir, anchor string) error {
 		return fmt.Errorf("not used: %v", err)
 	}
 	return nil
+}
+
+// FirstError keeps the first error writing a cache met: a cache that cannot be written costs every
+// process a search, and the pathfinder command's doctor says why. The zero value is ready; it is
+// safe for concurrent use.
+type FirstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+// Note keeps err when it is the first; nil is nothing.
+func (f *FirstError) Note(err error) {
+	if err != nil {
+		f.mu.Lock()
+		if f.err == nil {
+			f.err = err
+		}
+		f.mu.Unlock()
+	}
+}
+
+// Err is the first error noted, nil when none was.
+func (f *FirstError) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
@@ -70,8 +69,7 @@ type Store struct {
 	dir  string // "" when the cache is off
 	base string // what every key of the store shares
 
-	mu       sync.Mutex
-	writeErr error // the first error a Write met
+	writeErr cachefile.FirstError
 }
 
 // New returns the store under dir ("" for none) for searches that share base: the platform and the
@@ -120,22 +118,11 @@ func (s *Store) Write(key string, c *Entry) {
 	if err == nil {
 		err = cachefile.Write(s.Path(key), data)
 	}
-	if err != nil {
-		s.mu.Lock()
-		if s.writeErr == nil {
-			s.writeErr = err
-		}
-		s.mu.Unlock()
-	}
+	s.writeErr.Note(err)
 }
 
-// WriteError is the first error a Write met, nil when none did: a cache that cannot be written
-// costs every process a search, and the pathfinder command's doctor says why.
-func (s *Store) WriteError() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writeErr
-}
+// WriteError is the first error a Write met, nil when none did.
+func (s *Store) WriteError() error { return s.writeErr.Err() }
 
 // A Finder discovers the site-packages directories once and every search it runs uses what that
 // discovery found, so an entry that depended on discovery holds for this Finder exactly when its

@@ -61,12 +61,12 @@ func (e *Engine) moduleCache(hash string) (wazero.CompilationCache, func(compile
 	}
 	tmp, release, err := cachefile.TempDir(e.dir)
 	if err != nil {
-		e.noteWrite(err)
+		e.writeErr.Note(err)
 		return nil, none
 	}
 	c, err := wazero.NewCompilationCacheWithDir(tmp)
 	if err != nil {
-		e.noteWrite(err)
+		e.writeErr.Note(err)
 		os.RemoveAll(tmp)
 		release()
 		return nil, none
@@ -84,7 +84,7 @@ func (e *Engine) moduleCache(hash string) (wazero.CompilationCache, func(compile
 			}
 			// Another process put it there first, or something stands there: keep what is there.
 		}
-		e.noteWrite(err)
+		e.writeErr.Note(err)
 		os.RemoveAll(tmp)
 	}
 }
@@ -157,7 +157,7 @@ func (e *Engine) refusal(hash string) string {
 func (e *Engine) refuse(hash, why string) string {
 	if e.dir != "" {
 		file := e.refusalFile(hash)
-		e.noteWrite(cachefile.Write(file, []byte(why)))
+		e.writeErr.Note(cachefile.Write(file, []byte(why)))
 		why += " (remembered in " + file + "; remove it to try again)"
 	}
 	e.mu.Lock()
@@ -168,20 +168,5 @@ func (e *Engine) refuse(hash, why string) string {
 
 func (e *Engine) refusalFile(hash string) string { return filepath.Join(e.dir, hash[:32]+".refused") }
 
-// noteWrite keeps the first error writing the cache met, nil aside.
-func (e *Engine) noteWrite(err error) {
-	if err != nil {
-		e.mu.Lock()
-		if e.writeErr == nil {
-			e.writeErr = err
-		}
-		e.mu.Unlock()
-	}
-}
-
 // CacheWriteError is the first error writing the compilation cache met, nil when none did.
-func (e *Engine) CacheWriteError() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.writeErr
-}
+func (e *Engine) CacheWriteError() error { return e.writeErr.Err() }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -63,13 +64,11 @@ type Engine struct {
 	// Loads it should bound, not while others run.
 	CompileTimeout time.Duration
 
-	dir     string // the compilation cache, one sub-directory per module; "" for none
-	mu      sync.Mutex
-	modules map[string]*compiling // by module hash and memory cap
-	refused map[string]string     // by module hash: why compiling it was given up
-	// writeErr is the first error writing the cache dir met: a cache that cannot be written costs
-	// every process a compile, and the pathfinder command's doctor says why.
-	writeErr error
+	dir      string // the compilation cache, one sub-directory per module; "" for none
+	mu       sync.Mutex
+	modules  map[string]*compiling // by module hash and memory cap
+	refused  map[string]string     // by module hash: why compiling it was given up
+	writeErr cachefile.FirstError  // the first error writing the cache dir met
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
@@ -144,7 +143,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Mo
 			done(false)
 			// The cache itself may be what failed (removed, unwritable, full): compile without it.
 			if mr, err := e.compileBounded(ctx, hash, wasm, pages, nil); err == nil {
-				e.noteWrite(c.err)
+				e.writeErr.Note(c.err)
 				c.mr, c.err = mr, nil
 			}
 		} else if c.err == nil {
