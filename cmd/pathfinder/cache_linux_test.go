@@ -3,11 +3,13 @@
 package main
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -234,6 +236,80 @@ func temporaries(t *testing.T, cache string) []string {
 			rel, _ := filepath.Rel(cache, p)
 			out = append(out, rel)
 		}
+		return nil
+	})
+	return out
+}
+
+// TestCache_coldProcesses starts processes together on an empty cache, as a cluster's jobs do: each
+// compiles the builtin module and writes it. The module's directory and its checksum must appear
+// whole, from one of them: a later process whose find answer is gone uses the module as it is,
+// writing, renaming and making nothing in the compilation cache.
+func TestCache_coldProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := noCgoBinary(t)
+	isolate(t)
+	base, lib := cacheSite(t)
+	env := []string{"CUDA_PATH=" + filepath.Join(base, "cuda")}
+	find := func(cache string) *exec.Cmd {
+		cmd := exec.Command(bin, "find", "cudart")
+		cmd.Env = append(os.Environ(), append(env, "PATHFINDER_CACHE_DIR="+cache)...)
+		return cmd
+	}
+	rounds, procs := 3, 8
+	for round := range rounds {
+		cache := filepath.Join(base, fmt.Sprint("cache", round))
+		var cmds []*exec.Cmd
+		var outs []*strings.Builder
+		for range procs {
+			cmd := find(cache)
+			out := &strings.Builder{}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds, outs = append(cmds, cmd), append(outs, out)
+		}
+		for i, cmd := range cmds {
+			if err := cmd.Wait(); err != nil || strings.TrimSpace(outs[i].String()) != lib {
+				t.Fatalf("round %d, process %d: %v %q; want %s", round, i, err, outs[i], lib)
+			}
+		}
+		if left := temporaries(t, cache); len(left) != 0 {
+			t.Fatalf("round %d: left behind: %v", round, left)
+		}
+		os.RemoveAll(filepath.Join(cache, "results"))
+		wazero, _ := filepath.Glob(filepath.Join(cache, "wazero-*"))
+		if len(wazero) != 1 {
+			t.Fatalf("round %d: %v", round, wazero)
+		}
+		before := treeState(t, wazero[0])
+		if out, errOut, code := runCommand(t, find(cache)); code != exitOK || strings.TrimSpace(out) != lib {
+			t.Fatalf("round %d, after: exit %d %q %q", round, code, out, errOut)
+		}
+		if after := treeState(t, wazero[0]); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("round %d: the compiled module was not used as it was:\nbefore %v\nafter  %v", round, before, after)
+		}
+	}
+}
+
+// treeState is every file and directory under dir with what a write changes: its inode, size and
+// modification time (a directory's changes when anything is made, renamed or removed in it).
+func treeState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = fmt.Sprintf("%d %d %d.%09d", st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
 		return nil
 	})
 	return out
