@@ -122,6 +122,13 @@ func TestFinder_Close_concurrent(t *testing.T) {
 					wantClosed(t, "closed at "+step, err)
 				}
 			}
+			// The last call out released what the calls had opened.
+			f.mu.Lock()
+			roots, modules := len(f.roots), len(f.modules)
+			f.mu.Unlock()
+			if roots != 0 || modules != 0 {
+				t.Errorf("closed at %s, every call returned: %d directories and %d modules still held", step, roots, modules)
+			}
 		}
 	}
 	wantFoundAfter(t, env, lib)
