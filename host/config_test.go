@@ -81,35 +81,58 @@ func TestConfig_Errors(t *testing.T) {
 	}
 }
 
-func TestCompilationCacheDir(t *testing.T) {
-	home := t.TempDir()
+// TestCacheDir is where the caches go, or why they are off. Of the cache dir only its own last
+// components are made (.cache/pathfinder in $HOME, pathfinder in $XDG_CACHE_HOME, the named dir
+// itself): a HOME that does not exist (Debian's nobody: /nonexistent) turns the cache off, says
+// why, and is never made, not even by a search.
+func TestCacheDir(t *testing.T) {
+	home, xdg, top := t.TempDir(), t.TempDir(), t.TempDir()
+	file := put(t, top, "file", []byte("not a directory"))
+	missing := filepath.Join(top, "nonexistent")
 	tests := []struct {
-		name   string
-		env    testEnv
-		config string
-		want   string
+		name     string
+		env      testEnv
+		config   string
+		want     string // the cache dir; "" when off
+		off      string // in why it is off
+		disabled bool
 	}{
-		{"XDG default", testEnv{"HOME": home}, "", filepath.Join(home, ".cache/pathfinder")},
-		{"XDG_CACHE_HOME", testEnv{"HOME": home, "XDG_CACHE_HOME": "/xdg"}, "", "/xdg/pathfinder"},
-		{"env override", testEnv{"HOME": home, "PATHFINDER_CACHE_DIR": "/pf"}, "", "/pf"},
-		{"config dir", testEnv{"HOME": home}, "[cache]\ndir = \"/cfg\"\n", "/cfg"},
-		{"off by env", testEnv{"HOME": home, "PATHFINDER_NO_CACHE": "1"}, "", ""},
-		{"off by config", testEnv{"HOME": home}, "[cache]\nenabled = false\n", ""},
-		{"relative is refused", testEnv{"HOME": home, "PATHFINDER_CACHE_DIR": "cache"}, "", ""},
+		{name: "XDG default", env: testEnv{"HOME": home}, want: filepath.Join(home, ".cache/pathfinder")},
+		{name: "XDG_CACHE_HOME", env: testEnv{"HOME": home, "XDG_CACHE_HOME": xdg}, want: filepath.Join(xdg, "pathfinder")},
+		{name: "env override", env: testEnv{"HOME": home, "PATHFINDER_CACHE_DIR": filepath.Join(top, "pf")}, want: filepath.Join(top, "pf")},
+		{name: "config dir", env: testEnv{"HOME": home}, config: "[cache]\ndir = \"" + filepath.Join(top, "cfg") + "\"\n", want: filepath.Join(top, "cfg")},
+		{name: "off by env", env: testEnv{"HOME": home, "PATHFINDER_NO_CACHE": "1"}, off: "PATHFINDER_NO_CACHE=1", disabled: true},
+		{name: "off by config", env: testEnv{"HOME": home}, config: "[cache]\nenabled = false\n", off: "[cache] enabled = false", disabled: true},
+		{name: "relative is refused", env: testEnv{"HOME": home, "PATHFINDER_CACHE_DIR": "cache"},
+			off: `$PATHFINDER_CACHE_DIR "cache" is a relative path`},
+		{name: "relative in the config is refused", env: testEnv{"HOME": home}, config: "[cache]\ndir = \"cache\"\n",
+			off: `[cache] dir "cache" is a relative path`},
+		{name: "HOME that does not exist", env: testEnv{"HOME": missing},
+			off: filepath.Join(missing, ".cache/pathfinder") + " (from $HOME): " + missing + " does not exist"},
+		{name: "XDG_CACHE_HOME that does not exist", env: testEnv{"HOME": home, "XDG_CACHE_HOME": missing},
+			off: filepath.Join(missing, "pathfinder") + " (from $XDG_CACHE_HOME): " + missing + " does not exist"},
+		{name: "PATHFINDER_CACHE_DIR below a directory that does not exist", env: testEnv{"PATHFINDER_CACHE_DIR": filepath.Join(missing, "cache")},
+			off: missing + " does not exist"},
+		{name: "HOME a file", env: testEnv{"HOME": file}, off: filepath.Join(file, ".cache/pathfinder") + " (from $HOME): not a directory"},
+		{name: "a file where the cache dir should be", env: testEnv{"PATHFINDER_CACHE_DIR": file}, off: file + " (from $PATHFINDER_CACHE_DIR): not a directory"},
+		{name: "neither HOME nor XDG_CACHE_HOME", env: testEnv{}, off: "neither $XDG_CACHE_HOME nor $HOME is an absolute path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := Options{LookupEnv: tt.env.lookup, SystemConfigDir: t.TempDir()}
-			if tt.config != "" {
-				opts.ConfigFile = put(t, t.TempDir(), "p.toml", []byte(tt.config))
+			if _, ok := tt.env["PATHFINDER_CACHE_DIR"]; !ok {
+				tt.env["PATHFINDER_CACHE_DIR"] = "" // not the tests' shared cache: the default
 			}
-			f, err := New(opts)
-			if err != nil {
-				t.Fatal(err)
+			f := newFinder(t, tt.env, tt.config)
+			got := f.info().Cache()
+			if got.Dir != tt.want || !strings.Contains(got.Off, tt.off) || got.Disabled != tt.disabled || (got.Dir == "") == (got.Off == "") {
+				t.Fatalf("Cache() = %+v, want dir %q, off with %q, disabled %v", got, tt.want, tt.off, tt.disabled)
 			}
-			got := f.info().CacheDir()
-			if tt.want == "" && got != "" || tt.want != "" && filepath.Dir(got) != tt.want {
-				t.Fatalf("CacheDir() = %q, want under %q", got, tt.want)
+			if (f.results.Key(DynamicLib, "cudart") == "") != (tt.want == "") || (f.cacheDir == "") != (tt.want == "") {
+				t.Fatalf("result cache on: %v, compilation cache %q; want the cache dir %q", f.results.Key(DynamicLib, "cudart") != "", f.cacheDir, tt.want)
+			}
+			f.Find(bg, "cudart") // a search writes what the cache keeps, when it is on
+			if _, err := os.Stat(missing); !os.IsNotExist(err) {
+				t.Fatalf("%s was made: %v", missing, err)
 			}
 		})
 	}

@@ -21,6 +21,7 @@ var (
 	ErrLoadFailed      = errors.New("library found but not loadable") // the loader would not load the file found
 	ErrABIMismatch     = wasm.ErrABIMismatch                          // a plugin says it speaks another ABI version than the host
 	ErrLoadUnavailable = loader.ErrUnavailable                        // this build cannot load libraries (-tags pathfinder_static)
+	ErrClosed          = errors.New("finder closed")                  // the Finder was closed before the call returned
 )
 
 // Attempt is one place a search looked, and why it did not take it.
@@ -47,7 +48,7 @@ func (in IgnoredInput) String() string {
 type SearchError struct {
 	Name        string
 	Kind        Kind
-	Err         error // ErrUnknown, ErrNotAvailable, ErrNotFound, ErrRefused, ErrLoadFailed, or the context's error
+	Err         error // ErrUnknown, ErrNotAvailable, ErrNotFound, ErrRefused, ErrLoadFailed, ErrClosed, or the context's error
 	Platform    Platform
 	Looked      []string       // the file names looked for
 	Attempts    []Attempt      // every place looked, in order
@@ -75,7 +76,7 @@ func (e *SearchError) Error() string {
 		return fmt.Sprintf("found %s for %q but refused it: %s%s", e.Path, e.Name, e.Reason, e.ignored())
 	case errors.Is(e.Err, ErrLoadFailed):
 		return fmt.Sprintf("found %s for %q but could not load it: %s", e.Path, e.Name, e.Reason)
-	case !errors.Is(e.Err, ErrNotFound): // the context's end
+	case !errors.Is(e.Err, ErrNotFound): // the context's end, or the Finder's
 		return fmt.Sprintf("search for %q stopped: %v", e.Name, e.Err)
 	}
 	return fmt.Sprintf("%q not found: looked for %s in %d places%s",
@@ -97,7 +98,8 @@ func (e *SearchError) ignored() string {
 func (e *SearchError) Unwrap() error { return e.Err }
 
 // Code is the short error name the CLI prints: "unknown", "not-available", "not-found", "refused",
-// "load-failed", or "canceled" and "deadline-exceeded" for a search its context ended.
+// "load-failed", "closed" for a call whose Finder was closed, or "canceled" and "deadline-exceeded"
+// for a search its context ended.
 func (e *SearchError) Code() string {
 	switch {
 	case errors.Is(e.Err, ErrUnknown):
@@ -108,6 +110,8 @@ func (e *SearchError) Code() string {
 		return "refused"
 	case errors.Is(e.Err, ErrLoadFailed):
 		return "load-failed"
+	case errors.Is(e.Err, ErrClosed):
+		return "closed"
 	case errors.Is(e.Err, context.Canceled):
 		return "canceled"
 	case errors.Is(e.Err, context.DeadlineExceeded):

@@ -104,11 +104,13 @@ type Finder struct {
 	catalog  *catalog.Catalog
 	packs    *config.Packs // the descriptor packs the catalog was read from
 	platform Platform
+	cache    config.Cache       // the caches' directory, or why they are off
 	cacheDir string             // the compilation cache, "" when off
 	results  *resultcache.Store // the result cache
 
-	engine func() *wasm.Engine // made on first use
-	sites  siteDiscovery
+	engine     func() *wasm.Engine // made on first use
+	engineMade atomic.Pointer[wasm.Engine]
+	sites      siteDiscovery
 
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
@@ -118,6 +120,10 @@ type Finder struct {
 	resolved sync.Map                // library name -> resolved: what the loader model says, for canaries
 	broad    sync.Map                // overBroad's verdicts, by directory and what it is
 	regrants sync.Map                // revalidate's grants, by plugin and the entry's own grant inputs
+	// closed is set by Close: a call that finds it set after its search gives ErrClosed instead.
+	closed   atomic.Bool
+	calls    int       // calls running (under mu): the last one out of a closed Finder releases it
+	released sync.Once // what Close releases, released once
 
 	hooks hooks
 }
@@ -127,6 +133,7 @@ type hooks struct {
 	engine       *wasm.Engine      // an engine shared across Finders, instead of one of the Finder's own
 	beforeLoad   func(path string) // runs between a candidate's validation and its load: tests swap the file
 	beforeDlopen func(path string) // runs after the last check before the loader opens path: tests swap it
+	beforeStep   func(step string) // runs before each step of a search: tests close the Finder there
 	// paths and openRoot stand in for the host's path mapping and for opening a granted directory:
 	// tests run a Windows host's mapping over fake trees on any host.
 	paths    *guestpath.Map
@@ -155,7 +162,8 @@ func New(opts Options) (*Finder, error) {
 	if err != nil {
 		return nil, public(err)
 	}
-	base := cfg.CacheBase(getenv, cachefile.Usable)
+	cache := cfg.CacheBase(getenv, cachefile.Check)
+	base := cache.Dir
 	if err := cfg.CheckPins(base); err != nil {
 		return nil, public(err)
 	}
@@ -174,6 +182,7 @@ func New(opts Options) (*Finder, error) {
 	}
 	f := &Finder{
 		getenv:   getenv,
+		cache:    cache,
 		cfg:      cfg,
 		catalog:  cat,
 		packs:    packs,
@@ -196,27 +205,77 @@ func New(opts Options) (*Finder, error) {
 	}
 	f.results = resultcache.New(resultDir, f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
 	f.engine = sync.OnceValue(func() *wasm.Engine {
-		if f.hooks.engine != nil {
-			return f.hooks.engine
+		e := f.hooks.engine
+		if e == nil {
+			e = wasm.NewEngine(f.cacheDir) // an unusable cache dir costs speed, never the search
 		}
-		return wasm.NewEngine(f.cacheDir) // an unusable cache dir costs speed, never the search
+		f.engineMade.Store(e)
+		return e
 	})
 	return f, nil
 }
 
-// Close releases the plugin runtime. Loaded libraries stay loaded.
+// Close releases the plugin runtime and the directories the Finder holds open. Every call that is
+// still running when Close begins, and every later call, fails with an error that errors.Is
+// ErrClosed (Explain's Explanation carries it in Err): never an answer about the library, and
+// nothing from such a call is remembered, in the process or in the cache. A call that returned
+// before Close began keeps its answer. Close does not wait for the calls running: they run on to
+// their end (a plugin's timeout bounds each step), and the last of them releases what Close could
+// not. Libraries loaded stay loaded. Close is safe to call more than once, and at the same time as
+// any other method.
 func (f *Finder) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, r := range f.roots {
-		r.Close()
-	}
-	f.roots = map[string]*os.Root{}
-	f.modules = map[string]*wasm.Module{}
-	if f.hooks.engine == nil {
-		f.engine().Close()
+	f.closed.Store(true) // calls check it after their search: set, their answer is not given
+	idle := f.calls == 0
+	f.mu.Unlock()
+	if idle {
+		f.release()
 	}
 	return nil
+}
+
+// enter counts a call in; false when the Finder is closed. Each true is matched by a leave.
+func (f *Finder) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed.Load() {
+		return false
+	}
+	f.calls++
+	return true
+}
+
+// leave counts a call out; the last call out of a closed Finder releases it.
+func (f *Finder) leave() {
+	f.mu.Lock()
+	f.calls--
+	last := f.calls == 0 && f.closed.Load()
+	f.mu.Unlock()
+	if last {
+		f.release()
+	}
+}
+
+// release closes what the Finder holds, once, when no call uses it: closing a runtime under a
+// running instance is a race inside wazero.
+func (f *Finder) release() {
+	f.released.Do(func() {
+		f.mu.Lock()
+		for _, r := range f.roots {
+			r.Close()
+		}
+		f.roots = map[string]*os.Root{}
+		f.modules = map[string]*wasm.Module{}
+		f.mu.Unlock()
+		if f.hooks.engine == nil {
+			f.engine().Close()
+		}
+	})
+}
+
+// closedError is the error of a call that lost its Finder.
+func (f *Finder) closedError(kind Kind, name string) *SearchError {
+	return &SearchError{Name: name, Kind: kind, Err: ErrClosed, Platform: f.platform}
 }
 
 // Platform is the platform searches are for.
@@ -277,13 +336,24 @@ func (f *Finder) Load(ctx context.Context, name string) (*LoadedLibrary, error) 
 // Explain searches for name of kind afresh, without loading anything or using what was remembered,
 // and returns every step with its candidates and why each was taken or refused.
 func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanation {
+	if !f.enter() {
+		return &Explanation{Name: name, Kind: kind, Err: f.closedError(kind, name)}
+	}
+	defer f.leave()
 	f.hooks.searches.Add(1)
 	ex, _, _ := f.searchAll(ctx, kind, name, false, false)
+	if f.closed.Load() {
+		ex.Result, ex.Err = nil, f.closedError(kind, name)
+	}
 	return ex
 }
 
 func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
 	key := fmt.Sprintf("%s\x00%s\x00%v", kind, name, load)
+	if !f.enter() {
+		return nil, f.closedError(kind, name)
+	}
+	defer f.leave()
 	f.mu.Lock()
 	if lib, ok := f.done[key]; ok {
 		f.mu.Unlock()
@@ -310,11 +380,14 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 		f.hooks.searches.Add(1)
 		var seen []observe.Observation
 		ex, _, seen = f.searchAll(ctx, kind, name, load, false)
-		if !load {
+		if !load && !f.closed.Load() {
 			f.storeFind(ctx, ex, seen)
 		}
 	}
 	fl.lib, fl.err = ex.Result, ex.Err
+	if f.closed.Load() { // Close began during the search: its answer is not given, nor kept
+		fl.lib, fl.err = nil, f.closedError(kind, name)
+	}
 
 	f.mu.Lock()
 	delete(f.inflight, key)

@@ -735,7 +735,7 @@ type hostileSuite struct {
 }
 
 func newHostileSuite(t *testing.T) *hostileSuite {
-	dir := newFinder(t, nil, "").info().CacheDir()
+	dir := newFinder(t, nil, "").cacheDir
 	eng := wasm.NewEngine(dir)
 	s := &hostileSuite{engine: eng}
 	t.Cleanup(func() {

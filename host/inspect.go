@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/config"
@@ -27,8 +28,24 @@ func (i inspector) PackDirs() []inspect.PackDir {
 	return append([]inspect.PackDir(nil), i.f.packs.Dirs...)
 }
 func (i inspector) SitePackages() []string     { return append([]string(nil), i.f.sitePackages(nil)...) }
-func (i inspector) CacheDir() string           { return i.f.cacheDir }
 func (i inspector) Order(name string) []string { return i.f.cfg.OrderFor(name) }
+
+// Cache is where the caches are, or why they are off, and the first error writing them met.
+func (i inspector) Cache() inspect.Cache {
+	c := inspect.Cache{Dir: i.f.cache.Dir, Off: i.f.cache.Off, Disabled: i.f.cache.Disabled}
+	err := i.f.results.WriteError()
+	if e := i.f.engineMade.Load(); err == nil && e != nil {
+		err = e.CacheWriteError()
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is some file in the cache: the dir is named with it
+		}
+		c.WriteError = err.Error()
+	}
+	return c
+}
 
 func (i inspector) IgnoredInputs() []inspect.IgnoredInput {
 	var out []inspect.IgnoredInput
@@ -48,6 +65,10 @@ func (i inspector) FileNames(kind Kind, name string) []string {
 // Plugins lists every configured plugin, by name, loading each module to ask it what it is (a
 // module is compiled once and cached, as for a search). What is wrong is in Problems.
 func (i inspector) Plugins(ctx context.Context) []inspect.PluginInfo {
+	if !i.f.enter() { // a closed Finder has no runtime to ask
+		return nil
+	}
+	defer i.f.leave()
 	var out []inspect.PluginInfo
 	for _, n := range i.f.cfg.PluginNames() {
 		info, _ := i.f.pluginInfo(ctx, i.f.cfg.Plugins[n])

@@ -618,7 +618,7 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		usable bool
 	}{
 		{"a private directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "cache") }, true},
-		{"not made yet, below a private directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "a/b/cache") }, true},
+		{"not made yet, below a directory that does not exist", func(t *testing.T, dir string) string { return filepath.Join(dir, "a/b/cache") }, false},
 		{"below a directory others can write", func(t *testing.T, dir string) string {
 			os.Mkdir(filepath.Join(dir, "w"), 0o777)
 			os.Chmod(filepath.Join(dir, "w"), 0o777)
@@ -660,8 +660,8 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := tt.base(t, t.TempDir())
 			f := newFinder(t, testEnv{"PATHFINDER_CACHE_DIR": base}, "")
-			if got := f.info().CacheDir() != "" && f.results.Key(DynamicLib, "cudart") != ""; got != tt.usable {
-				t.Fatalf("cache dir %q, results on %v: used = %v, want %v", f.info().CacheDir(), f.results.Key(DynamicLib, "cudart") != "", got, tt.usable)
+			if got := f.info().Cache().Dir != "" && f.results.Key(DynamicLib, "cudart") != ""; got != tt.usable {
+				t.Fatalf("cache dir %q, results on %v: used = %v, want %v", f.info().Cache().Dir, f.results.Key(DynamicLib, "cudart") != "", got, tt.usable)
 			}
 		})
 	}

@@ -379,3 +379,54 @@ func TestResultCache_revalidates(t *testing.T) {
 		})
 	}
 }
+
+// TestResultCache_entryNotAFile puts what is no regular file where a find's entry is: the next
+// Finder searches afresh and writes the entry in its place, and the one after it is answered from
+// the entry. Nothing a symlink there leads to is touched.
+func TestResultCache_entryNotAFile(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, entry, outside string) error
+	}{
+		{"a directory", func(t *testing.T, entry, _ string) error { return os.Mkdir(entry, 0o755) }},
+		{"a directory holding files", func(t *testing.T, entry, _ string) error {
+			put(t, entry, "a/b", []byte("x"))
+			return nil
+		}},
+		{"a symlink to a directory outside", func(t *testing.T, entry, outside string) error { return os.Symlink(outside, entry) }},
+		{"a symlink to a file outside", func(t *testing.T, entry, outside string) error {
+			return os.Symlink(filepath.Join(outside, "keep"), entry)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cuda, outside := t.TempDir(), t.TempDir()
+			lib := put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			keep := put(t, outside, "keep", []byte("someone's file"))
+			env := testEnv{"CUDA_PATH": cuda, "PATHFINDER_CACHE_DIR": t.TempDir()}
+			if got, err, _ := findFresh(t, env, "", "cudart"); err != nil || got.Path != lib {
+				t.Fatalf("first find: %+v, %v", got, err)
+			}
+			f := newFinder(t, env, "")
+			entry := f.results.Path(f.results.Key(DynamicLib, "cudart"))
+			if err := os.Remove(entry); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.make(t, entry, outside); err != nil {
+				t.Fatal(err)
+			}
+			for i, wantHit := range []bool{false, true} {
+				got, err, hit := findFresh(t, env, "", "cudart")
+				if err != nil || got.Path != lib || hit != wantHit {
+					t.Fatalf("find %d after: %+v, %v, from the cache: %v; want %v", i+1, got, err, hit, wantHit)
+				}
+			}
+			if fi, err := os.Lstat(entry); err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("the entry is %v, %v; want a regular file", fi.Mode(), err)
+			}
+			if b, err := os.ReadFile(keep); err != nil || string(b) != "someone's file" {
+				t.Fatalf("a file outside the cache changed: %q, %v", b, err)
+			}
+		})
+	}
+}

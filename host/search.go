@@ -138,6 +138,9 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, load, co
 	for _, step := range f.cfg.OrderFor(name) {
 		t0 := time.Now()
 		st := StepTrace{Step: step}
+		if h := f.hooks.beforeStep; h != nil {
+			h(step)
+		}
 		lib := r.step(&st)
 		st.Duration = time.Since(t0)
 		ex.Steps = append(ex.Steps, st)

@@ -49,9 +49,16 @@ func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, 
 	cands := make([][]rootedLibrary, len(names))
 	var order []string // candidate roots, most preferred first
 	seen := map[string]bool{}
+	if !f.enter() {
+		return nil, f.closedError(DynamicLib, strings.Join(names, ", "))
+	}
+	defer f.leave()
 	for i, name := range names {
 		f.hooks.searches.Add(1)
 		ex, valid, _ := f.searchAll(ctx, DynamicLib, name, false, true)
+		if f.closed.Load() {
+			return nil, f.closedError(DynamicLib, name)
+		}
 		if ex.Err != nil && len(valid) == 0 {
 			return nil, ex.Err
 		}

@@ -65,7 +65,7 @@ type doctorFacts struct {
 	platform    abi.Platform
 	configFiles []string
 	sites       []string // the site-packages directories the wheels step searches
-	cacheDir    string
+	cache       inspect.Cache
 	getenv      func(string) string
 	libs        []libAnswer // every dynamic library of the catalog, in its order
 	report      *driver.Report
@@ -93,7 +93,7 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 	go func() { report <- driver.Probe(ctx, probe) }()
 	d := &doctorFacts{
 		version: versionString(), platform: f.Platform(), configFiles: inspect.Of(f).ConfigFiles(), sites: inspect.Of(f).SitePackages(),
-		cacheDir: inspect.Of(f).CacheDir(), getenv: getenv, pid: pid, ignored: hostIgnoredInputs(f),
+		getenv: getenv, pid: pid, ignored: hostIgnoredInputs(f),
 	}
 	infos := f.Libraries(host.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
@@ -117,6 +117,7 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 		}()
 	}
 	wg.Wait()
+	d.cache = inspect.Of(f).Cache() // after the searches: what writing their answers met
 	if pid > 0 {
 		d.maps, d.mapsErr = readMaps(pid)
 	}
@@ -261,11 +262,14 @@ func writeSettings(w io.Writer, d *doctorFacts) {
 		env = []string{"(none of CONDA_PREFIX, CUDA_PATH, CUDA_HOME, CUDNN_PATH, NCCL_HOME, LD_LIBRARY_PATH is set)"}
 	}
 	fmt.Fprintf(tw, "  environment\t%s\n", strings.Join(env, "  "))
-	cache := d.cacheDir
-	if cache == "" {
-		cache = "(off)"
+	cache := d.cache.Dir
+	switch {
+	case cache == "":
+		cache = "(off: " + d.cache.Off + ")"
+	case d.cache.WriteError != "":
+		cache += " (cannot be written: " + d.cache.WriteError + ")"
 	}
-	fmt.Fprintf(tw, "  compile cache\t%s\n", cache)
+	fmt.Fprintf(tw, "  cache\t%s\n", cache)
 	tw.Flush()
 }
 

@@ -28,6 +28,7 @@ var diagnostics = []func(*doctorFacts) []problem{
 	checkLDLibraryPathShadows,
 	checkUnloadable,
 	checkIgnoredInputs,
+	checkCache,
 	checkLoadedTwice,
 }
 
@@ -351,4 +352,23 @@ func hostIgnoredInputs(f *host.Finder) []ignoredInput {
 		out = append(out, ignoredInput{in.Name, in.Value, in.Reason})
 	}
 	return out
+}
+
+// checkCache: a cache that is off without being turned off, or that cannot be written, answers
+// right but makes every run pay a cold search (and a compile): other commands stay quiet about it.
+func checkCache(d *doctorFacts) []problem {
+	const off = "PATHFINDER_NO_CACHE=1 turns it off on purpose"
+	switch c := d.cache; {
+	case c.Dir == "" && !c.Disabled:
+		return []problem{{
+			title: "the cache is off: " + c.Off + "; every run searches (and compiles) afresh",
+			fix:   "set PATHFINDER_CACHE_DIR to an absolute path below a directory that exists and only you (or root) can write; " + off,
+		}}
+	case c.WriteError != "":
+		return []problem{{
+			title: fmt.Sprintf("the cache %s cannot be written: %s; every run searches (and compiles) afresh", c.Dir, c.WriteError),
+			fix:   "make room or make it writable, or set PATHFINDER_CACHE_DIR to a directory that is; " + off,
+		}}
+	}
+	return nil
 }

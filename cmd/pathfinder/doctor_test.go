@@ -13,6 +13,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/realnv"
 )
 
@@ -215,12 +216,15 @@ func TestDoctor_all(t *testing.T) {
 	}
 }
 
-// TestDoctor_hostInputs covers the two diagnostics whose input the host is adding, over facts built
-// by hand until then: a library found but unloadable, and an ignored input.
+// TestDoctor_hostInputs covers the diagnostics of what the host tells about itself, over facts built
+// by hand: a library found but unloadable, an ignored input, a cache that is off without being
+// turned off, one that cannot be written. (TestDoctor_hostInputsEndToEnd, TestDoctor_cacheOff and
+// TestCache_unwritable hold them on real trees and disks.)
 func TestDoctor_hostInputs(t *testing.T) {
 	facts := func() *doctorFacts {
 		return &doctorFacts{
 			version: "pathfinder devel", platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, getenv: func(string) string { return "" },
+			cache:  inspect.Cache{Dir: "/home/u/.cache/pathfinder"},
 			report: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
 			libs: []libAnswer{
 				{LibraryInfo: host.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, fileNames: []string{"libcudart.so.13", "libcudart.so.12"},
@@ -235,7 +239,11 @@ func TestDoctor_hostInputs(t *testing.T) {
 	unloadable.libs[1].loadProblem = "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"
 	ignored := facts()
 	ignored.ignored = []ignoredInput{{name: "CUDA_PATH", value: "cuda-13.0", reason: "a relative path: pathfinder never resolves one against the working directory"}}
-	for name, d := range map[string]*doctorFacts{"unloadable": unloadable, "ignored-input": ignored} {
+	cacheOff := facts()
+	cacheOff.cache = inspect.Cache{Off: "/nonexistent/.cache/pathfinder (from $HOME): /nonexistent does not exist, and only the cache's own directories are made"}
+	cacheUnwritable := facts()
+	cacheUnwritable.cache.WriteError = "no space left on device"
+	for name, d := range map[string]*doctorFacts{"unloadable": unloadable, "ignored-input": ignored, "cache-off": cacheOff, "cache-unwritable": cacheUnwritable} {
 		t.Run(name, func(t *testing.T) {
 			problems := diagnose(d)
 			var b strings.Builder

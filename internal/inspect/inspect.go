@@ -28,8 +28,8 @@ type Finder interface {
 	SitePackages() []string
 	// IgnoredInputs lists the directory variables that some search would use but passes over.
 	IgnoredInputs() []IgnoredInput
-	// CacheDir is the directory of the on-disk compilation cache, or "" when it is off.
-	CacheDir() string
+	// Cache is where the on-disk caches are, or why they are off, and whether writing them failed.
+	Cache() Cache
 	// Order returns the step order that applies to the library name.
 	Order(name string) []string
 	// FileNames returns the file names a search for name of kind looks for on the Finder's platform.
@@ -43,6 +43,16 @@ var Of func(finder any) Finder
 // CheckConfigFile validates one config file as the only layer over the built-in defaults, its
 // plugins loaded and asked what they are (`pathfinder config check`). host sets it.
 var CheckConfigFile func(ctx context.Context, file string) error
+
+// Cache is where the on-disk caches (compiled modules, find answers) are, or why they are off.
+type Cache struct {
+	Dir      string // "" when off
+	Off      string // why they are off
+	Disabled bool   // off on purpose: PATHFINDER_NO_CACHE=1 or [cache] enabled = false
+	// WriteError is why writing them failed, the first time it did in this process: a cache that
+	// cannot be written costs every process a search. "" when nothing failed.
+	WriteError string
+}
 
 // IgnoredInput is a variable a search would have used but passed over, and why.
 type IgnoredInput struct {

@@ -9,31 +9,122 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 )
 
 // Write stores data at path behind its checksum, through a temporary file and a rename, so a reader
-// never sees half a file and two writers never mix theirs. A failure only costs the next process
-// some work, so it is not reported.
-func Write(path string, data []byte) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
+// never sees half a file and two writers never mix theirs. What stands at path and is no regular
+// file (a directory, a FIFO) is removed first: path is inside the cache dir, whose entries are this
+// package's. Temporary files in path's directory that their writer abandoned (killed between its
+// write and its rename) are removed. A failure only costs the next process some work; it is
+// returned for callers that tell the user of a cache that cannot be written.
+func Write(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	RemoveAbandoned(dir)
+	tmp, err := createTemp(dir)
+	if err != nil {
+		return err
+	}
+	defer tmp.Close() // after the rename: closing it lets go of the lock that keeps it ours
+	sum := sha256.Sum256(data)
+	_, err = tmp.WriteString(hex.EncodeToString(sum[:]) + "\n")
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = closeBeforeRename(tmp)
+	}
+	if err == nil {
+		err = replace(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// replace renames tmp to path. A rename cannot replace a directory: one that stands at path is
+// removed, with what it holds, and the rename tried again.
+func replace(tmp, path string) error {
+	err := os.Rename(tmp, path)
+	if fi, lerr := os.Lstat(path); err != nil && lerr == nil && !fi.Mode().IsRegular() {
+		if err = os.RemoveAll(path); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	return err
+}
+
+// tempPrefix starts the name of every temporary file and directory the caches make: RemoveAbandoned
+// removes those whose writer is gone.
+const tempPrefix = ".tmp-"
+
+// createTemp makes a temporary file in dir and holds it (holdTemp): until it is closed, no other
+// process takes it for abandoned.
+func createTemp(dir string) (*os.File, error) {
+	for range 3 {
+		f, err := os.CreateTemp(dir, tempPrefix+"*")
+		if err != nil {
+			return nil, err
+		}
+		if holdTemp(f) {
+			return f, nil
+		}
+		f.Close() // another process removed it before it was held: make another
+	}
+	return nil, errors.New("cannot keep a temporary file in " + dir)
+}
+
+// TempDir makes a temporary directory in parent and holds it as createTemp holds a file; release
+// lets go of it (remove it or rename it first).
+func TempDir(parent string) (dir string, release func(), err error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", nil, err
+	}
+	RemoveAbandoned(parent)
+	for range 3 {
+		dir, err := os.MkdirTemp(parent, tempPrefix+"*")
+		if err != nil {
+			return "", nil, err
+		}
+		f, err := os.Open(dir)
+		if err != nil {
+			os.Remove(dir)
+			return "", nil, err
+		}
+		if holdTemp(f) {
+			return dir, func() { f.Close() }, nil
+		}
+		f.Close()
+	}
+	return "", nil, errors.New("cannot keep a temporary directory in " + parent)
+}
+
+// RemoveAbandoned removes the temporary files and directories in dir whose writer is gone: a
+// process killed between its write and its rename. One a live writer holds is left alone.
+func RemoveAbandoned(dir string) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
-	sum := sha256.Sum256(data)
-	_, werr := tmp.WriteString(hex.EncodeToString(sum[:]) + "\n")
-	if werr == nil {
-		_, werr = tmp.Write(data)
-	}
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), tempPrefix) {
+			p := filepath.Join(dir, e.Name())
+			if release, ok := takeAbandoned(p); ok {
+				os.RemoveAll(p)
+				release()
+			}
+		}
 	}
 }
 
@@ -82,14 +173,50 @@ func readFile(path string) ([]byte, error) {
 	return append(b, rest...), err
 }
 
-// Usable reports whether dir may hold caches: it does not exist yet (it will be made 0755), or it is
-// a directory that no one but this user or root can change, nor any directory above it
-// (trust.OthersCanChange). Whoever can write a cache decides what is found and, for compiled code,
-// what runs.
-func Usable(dir string) bool {
+// Check says why dir may not hold caches, nil when it may: it is a directory that no one but this
+// user or root can change, nor any directory above it (trust.OthersCanChange), or it does not exist
+// yet and anchor, the directory above it that must exist, does (what lies between is made 0755).
+// Whoever can write a cache decides what is found and, for compiled code, what runs.
+func Check(dir, anchor string) error {
 	fi, err := os.Stat(dir)
-	if err == nil && !fi.IsDir() || err != nil && !os.IsNotExist(err) {
-		return false
+	switch {
+	case err == nil && !fi.IsDir():
+		return errors.New("not a directory")
+	case err != nil && !os.IsNotExist(err):
+		return errors.Unwrap(err)
+	case err != nil:
+		if fi, err := os.Stat(anchor); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s does not exist, and only the cache's own directories are made", anchor)
+		}
 	}
-	return trust.OthersCanChange(dir) == nil
+	if err := trust.OthersCanChange(dir); err != nil {
+		return fmt.Errorf("not used: %v", err)
+	}
+	return nil
+}
+
+// FirstError keeps the first error writing a cache met: a cache that cannot be written costs every
+// process a search, and the pathfinder command's doctor says why. The zero value is ready; it is
+// safe for concurrent use.
+type FirstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+// Note keeps err when it is the first; nil is nothing.
+func (f *FirstError) Note(err error) {
+	if err != nil {
+		f.mu.Lock()
+		if f.err == nil {
+			f.err = err
+		}
+		f.mu.Unlock()
+	}
+}
+
+// Err is the first error noted, nil when none was.
+func (f *FirstError) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,19 +38,32 @@ func TestReadWrite(t *testing.T) {
 	}
 }
 
-func TestUsable(t *testing.T) {
+// TestCheck says why a directory may not hold caches, and that one may.
+func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	if !Usable(dir) || !Usable(filepath.Join(dir, "missing")) {
-		t.Fatal("a private dir is not usable")
-	}
-	os.Chmod(dir, 0o777)
-	if Usable(dir) {
-		t.Fatal("a dir others can write is usable")
-	}
+	open := filepath.Join(t.TempDir(), "open")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
 	f := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(f, nil, 0o644)
-	if Usable(f) {
-		t.Fatal("a file is usable as a dir")
+	tests := []struct {
+		name, dir, anchor, want string // want is in the error; "" for none
+	}{
+		{"a private directory", dir, filepath.Dir(dir), ""},
+		{"not made yet, in a directory that exists", filepath.Join(dir, "cache"), dir, ""},
+		{"not made yet, its own components below the anchor", filepath.Join(dir, ".cache/pathfinder"), dir, ""},
+		{"the anchor does not exist", filepath.Join(dir, "missing/.cache/pathfinder"), filepath.Join(dir, "missing"), "missing does not exist"},
+		{"the anchor is a file", filepath.Join(f, "cache"), f, "not a directory"},
+		{"a file", f, filepath.Dir(f), "not a directory"},
+		{"a directory others can write", open, filepath.Dir(open), "writable by others"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(tt.dir, tt.anchor)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("Check(%q, %q) = %v, want %q", tt.dir, tt.anchor, err, tt.want)
+			}
+		})
 	}
 }

@@ -69,6 +69,8 @@ type Attempt struct {
 type Store struct {
 	dir  string // "" when the cache is off
 	base string // what every key of the store shares
+
+	writeErr cachefile.FirstError
 }
 
 // New returns the store under dir ("" for none) for searches that share base: the platform and the
@@ -114,11 +116,14 @@ func (s *Store) Read(key string) *Entry {
 func (s *Store) Write(key string, c *Entry) {
 	c.Version, c.Key = Version, key
 	data, err := json.Marshal(c)
-	if err != nil {
-		return
+	if err == nil {
+		err = cachefile.Write(s.Path(key), data)
 	}
-	cachefile.Write(s.Path(key), data)
+	s.writeErr.Note(err)
 }
+
+// WriteError is the first error a Write met, nil when none did.
+func (s *Store) WriteError() error { return s.writeErr.Err() }
 
 // A Finder discovers the site-packages directories once and every search it runs uses what that
 // discovery found, so an entry that depended on discovery holds for this Finder exactly when its

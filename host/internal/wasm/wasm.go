@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -63,10 +64,11 @@ type Engine struct {
 	// Loads it should bound, not while others run.
 	CompileTimeout time.Duration
 
-	dir     string // the compilation cache, one sub-directory per module; "" for none
-	mu      sync.Mutex
-	modules map[string]*compiling // by module hash and memory cap
-	refused map[string]string     // by module hash: why compiling it was given up
+	dir      string // the compilation cache, one sub-directory per module; "" for none
+	mu       sync.Mutex
+	modules  map[string]*compiling // by module hash and memory cap
+	refused  map[string]string     // by module hash: why compiling it was given up
+	writeErr cachefile.FirstError  // the first error writing the cache dir met
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
@@ -138,13 +140,15 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Mo
 		}
 		if c.err != nil && cache != nil {
 			cache.Close(ctx)
+			done(false)
 			// The cache itself may be what failed (removed, unwritable, full): compile without it.
 			if mr, err := e.compileBounded(ctx, hash, wasm, pages, nil); err == nil {
+				e.writeErr.Note(c.err)
 				c.mr, c.err = mr, nil
 			}
 		} else if c.err == nil {
 			c.mr.cache = cache
-			done()
+			done(true)
 		}
 	})
 	if c.err != nil {
