@@ -218,8 +218,11 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		}
 		return nil, fmt.Errorf("cannot stat inside %s: %v", dir.Path, unwrapPath(err))
 	}
-	if !reached.Out {
-		// Where links inside the directory lead: a stub behind a soname link, the real path.
+	verdict, isJudged := judged(fi, e, plat)
+	if !reached.Out && (keep || !isJudged) {
+		// Where links inside the directory lead: a stub behind a soname link, the real path. A
+		// re-check of a file this process judged already (a cached answer's) needs neither: its
+		// observations would have changed with any link, and its real path is in the entry.
 		if _, r, err := observe.Follow(dir.Path, rel); err == nil {
 			reached = r
 		}
@@ -248,9 +251,9 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		}
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	if v, ok := judged(fi, e, plat); ok && !keep {
-		c.Needs = v.needs
-		return c, v.err
+	if isJudged && !keep {
+		c.Needs = verdict.needs
+		return c, verdict.err
 	}
 	// A FIFO swapped in since the stat would block a plain open.
 	var now fs.FileInfo
