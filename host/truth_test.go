@@ -345,7 +345,7 @@ func TestFind_cudaHomePassedOver(t *testing.T) {
 		{name: "CUDA_PATH that does not exist", cudaPath: "/nonexistent/cuda",
 			want: []string{"$CUDA_PATH=/nonexistent/cuda (no such file or directory)", "$CUDA_HOME=" + home + " " + passedOver}},
 		{name: "CUDA_PATH another directory", cudaPath: other,
-			want: []string{"; ignored $CUDA_HOME=" + home + " " + passedOver + " ("}},
+			want: []string{"; ignored $CUDA_HOME=" + home + " " + passedOver}},
 		{name: "CUDA_PATH the same directory", cudaPath: home + "/", none: true},
 		{name: "CUDA_PATH a link to it", cudaPath: link, none: true},
 		{name: "CUDA_PATH unset", none: true},
