@@ -192,14 +192,22 @@ func run(n int, baseline string) error {
 		cmd.Env = env
 		return cmd
 	}))
-	if err := exec.Command("python3", "-c", "import cuda.pathfinder").Run(); err == nil {
-		add(procCase("python cuda.pathfinder load_nvidia_dynamic_lib", "", "", n, func() *exec.Cmd {
-			cmd := exec.Command("python3", "-c", "from cuda.pathfinder import load_nvidia_dynamic_lib as l; print(l('cudart').abs_path)")
-			cmd.Env = append(os.Environ(), "PYTHONPATH="+site)
+	// cuda.pathfinder looks in the site-packages python lists (site.getsitepackages), so the venv's is
+	// given to it as that list; PATHFINDER_REFERENCE, as in the integration suite, is a directory it
+	// is imported from (its cuda_pathfinder/ source) where it is not installed.
+	pythonEnv := append(os.Environ(), "PYTHONPATH="+os.Getenv("PATHFINDER_REFERENCE"))
+	probe := exec.Command("python3", "-c", "import cuda.pathfinder")
+	probe.Env = pythonEnv
+	if err := probe.Run(); err == nil {
+		ask := "import site; site.getsitepackages, site.ENABLE_USER_SITE = (lambda: [" + fmt.Sprintf("%q", site) + "]), False\n" +
+			"from cuda.pathfinder import load_nvidia_dynamic_lib as l; print(l('cudart').abs_path)"
+		add(procCase("python cuda.pathfinder load_nvidia_dynamic_lib", "", "hello-world Go binary", n, func() *exec.Cmd {
+			cmd := exec.Command("python3", "-c", ask)
+			cmd.Env = pythonEnv
 			return cmd
 		}))
 	} else {
-		rs = append(rs, result{name: "python cuda.pathfinder", note: "skipped: python3 cannot import cuda.pathfinder on this machine"})
+		rs = append(rs, result{name: "python cuda.pathfinder", note: "skipped: python3 cannot import cuda.pathfinder (install it, or set PATHFINDER_REFERENCE)"})
 	}
 
 	// In process, with the warm caches.

@@ -174,9 +174,9 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	}
 	fmt.Fprintln(w)
 	if !all {
-		fmt.Fprintln(w, "'pathfinder doctor --all' lists every library; 'pathfinder explain NAME' shows every step for one;")
+		fmt.Fprintln(w, "'pathfinder doctor --all' lists every library; 'pathfinder explain NAME' shows how one was searched for;")
 	} else {
-		fmt.Fprintln(w, "'pathfinder explain NAME' shows every step for one library;")
+		fmt.Fprintln(w, "'pathfinder explain NAME' shows how one library was searched for;")
 	}
 	fmt.Fprintln(w, "'pathfinder driver' shows how the driver was probed.")
 }
