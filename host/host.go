@@ -341,7 +341,7 @@ func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanati
 	}
 	defer f.leave()
 	f.hooks.searches.Add(1)
-	ex, _, _ := f.searchAll(ctx, kind, name, false, false)
+	ex, _, _ := f.searchAll(ctx, kind, name, findFirst)
 	if f.closed.Load() {
 		ex.Result, ex.Err = nil, f.closedError(kind, name)
 	}
@@ -379,7 +379,11 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 	if ex == nil {
 		f.hooks.searches.Add(1)
 		var seen []observe.Observation
-		ex, _, seen = f.searchAll(ctx, kind, name, load, false)
+		mode := findFirst
+		if load {
+			mode = loadFirst
+		}
+		ex, _, seen = f.searchAll(ctx, kind, name, mode)
 		if !load && !f.closed.Load() {
 			f.storeFind(ctx, ex, seen)
 		}

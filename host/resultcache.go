@@ -7,15 +7,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
-	"github.com/pathfinder-dev/pathfinder/host/internal/sitepackages"
 	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
 )
 
@@ -156,35 +153,4 @@ func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 		c.Seen = append(slices.Clone(c.Seen), observe.Observation{Path: exe, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
 	}
 	f.results.Write(key, &c)
-}
-
-// siteDiscovery is a Finder's one discovery of the site-packages directories, which every search
-// it runs uses.
-type siteDiscovery struct {
-	once sync.Once
-	done atomic.Bool // a search, or a listing, used discovery
-	dirs []string
-	seen []observe.Observation // what discovery looked at
-	hash string                // of seen: how result-cache entries name what discovery saw
-}
-
-// discovery runs site-packages discovery once.
-func (f *Finder) discovery() *siteDiscovery {
-	s := &f.sites
-	s.once.Do(func() {
-		own := &observe.Recorder{}
-		s.dirs = sitepackages.Host.Discover(f.cfg.SitePackages, own.Getenv(f.getenv), own)
-		s.seen = own.List()
-		s.hash = resultcache.HashObservations(s.seen)
-	})
-	return s
-}
-
-// sitePackages is the site-packages directories for the wheels step, in search order; what
-// discovery looked at is added to rec: a new venv is a new answer.
-func (f *Finder) sitePackages(rec *observe.Recorder) []string {
-	d := f.discovery()
-	d.done.Store(true)
-	rec.AddAll(d.seen)
-	return d.dirs
 }

@@ -55,7 +55,7 @@ func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, 
 	defer f.leave()
 	for i, name := range names {
 		f.hooks.searches.Add(1)
-		ex, valid, _ := f.searchAll(ctx, DynamicLib, name, false, true)
+		ex, valid, _ := f.searchAll(ctx, DynamicLib, name, findEvery)
 		if f.closed.Load() {
 			return nil, f.closedError(DynamicLib, name)
 		}

@@ -1,3 +1,6 @@
+// The host's own steps, one function each: already-loaded (a copy this process has) and system
+// (the OS loader: load asks dlopen, find asks the model of its search), and the model's helpers.
+
 package host
 
 import (
@@ -10,10 +13,105 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/resolveprobe"
 	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
 )
+
+// The found_via labels of the host's own steps, cuda.pathfinder's.
+const (
+	viaAlreadyLoaded = "was-already-loaded-from-elsewhere"
+	viaSystem        = "system-search"
+)
+
+// alreadyLoadedStep is the already-loaded step: a copy of the library this process has already,
+// by any of its declared names.
+func (r *run) alreadyLoadedStep(st *StepTrace, names []string) *LoadedLibrary {
+	if !r.f.native() {
+		st.Outcome, st.Detail = OutcomeSkipped, "the search is for "+r.f.platform.String()+", not this process"
+		return nil
+	}
+	if !loader.Available {
+		st.Outcome, st.Detail = OutcomeSkipped, loader.ErrUnavailable.Error()
+		return nil
+	}
+	if lib := r.alreadyLoaded(); lib != nil {
+		return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
+	}
+	for _, n := range names {
+		st.tried(n, "not loaded in this process")
+	}
+	st.Outcome = OutcomeNothing
+	return nil
+}
+
+// system asks the OS loader: for load it dlopens each soname; for find it asks the loader model
+// where dlopen would find it, so that find never loads anything. Neither ever yields a stub: where
+// the loader's search reaches one first, the model's next place is loaded by its path instead.
+func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
+	if r.mode != loadFirst {
+		return r.systemModel(st, names)
+	}
+	if !loader.Available {
+		st.Outcome, st.Detail = OutcomeSkipped, loader.ErrUnavailable.Error()
+		return nil
+	}
+	if !r.dependencies() {
+		st.Outcome, st.Detail = OutcomeFailed, r.depErr.Error()
+		return nil
+	}
+	if lib := r.alreadyLoaded(); lib != nil {
+		return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
+	}
+	model, _ := r.loaderModel() // nil where the loader is not modeled
+	st.Outcome = OutcomeNothing
+	for _, n := range names {
+		var res ldso.Resolution
+		var modelErr error = ldso.ErrUnmodeled
+		if model != nil {
+			res, modelErr = model.Resolve(n)
+			observeResolution(r.rec, res, modelErr)
+		}
+		if modelErr == nil && candidate.IsStubFile(res.Path) {
+			next := r.pastStub(st, model, n, res)
+			if next == "" {
+				continue
+			}
+			c, err := candidate.OpenSystem(next, r.e, r.f.platform)
+			ct := CandidateTrace{Path: next, FoundVia: viaSystem}
+			if err != nil {
+				ct.Refused = err.Error()
+				st.Candidates = append(st.Candidates, ct)
+				continue
+			}
+			if lib := r.loadCandidate(st, &ct, c); lib != nil {
+				return r.take(st, ct, lib, systemRoot(lib.Path))
+			}
+			return nil
+		}
+		l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
+		if err != nil {
+			if modelErr == nil { // the loader found it and would not load it
+				st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: err.Error()})
+				st.Outcome = OutcomeFailed
+				r.loadErr = &loadFailure{res.Path, err.Error()}
+				return nil
+			}
+			st.tried(n, err.Error())
+			continue
+		}
+		if candidate.IsStubFile(l.Path) { // the model did not see it coming: give it back, never use it
+			loader.Unload(l.Handle)
+			st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: viaSystem,
+				Refused: "the system loader loaded a stub here; unloaded, never used"})
+			continue
+		}
+		lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaSystem}, Handle: l.Handle}
+		return r.take(st, CandidateTrace{Path: l.Path, FoundVia: lib.FoundVia}, lib, systemRoot(l.Path))
+	}
+	return nil
+}
 
 // systemModel answers the system step for find: where dlopen would find each soname, from a model of
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
@@ -60,6 +158,21 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 		}
 	}
 	return nil
+}
+
+// pastStub records that the loader's search for soname reaches the stub at res first, and returns
+// the place the search would reach next, "" for none: the library a build's stubs directory on
+// LD_LIBRARY_PATH hides.
+func (r *run) pastStub(st *StepTrace, model *ldso.Loader, soname string, res ldso.Resolution) string {
+	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: stubRefusal(res)})
+	past := *model
+	past.Refuse = refuseStub
+	next, err := past.Resolve(soname)
+	observeResolution(r.rec, next, err)
+	if err != nil {
+		return ""
+	}
+	return next.Path
 }
 
 // predictLoad sets what the loader model says would stop a load of the found shared object (a
