@@ -14,7 +14,7 @@ import (
 // docFiles are the documents a newcomer reads: the README, docs/, and each folder's README.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	files := []string{"../../README.md"}
+	files := []string{"../../README.md", "../../ARCHITECTURE.md"}
 	for _, pattern := range []string{"../../docs/*.md", "../../*/README.md", "../../*/*/README.md", "../../testdata/*/README.md"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
@@ -179,5 +179,40 @@ func TestREADME_quickStart(t *testing.T) {
 		if !strings.Contains(readme(t), want) {
 			t.Errorf("README lacks %q", want)
 		}
+	}
+}
+
+// TestArchitecture_callOrder: every function ARCHITECTURE.md names in its call order of `pathfinder
+// load cudart` (`Type.method` or `package.Function`) is declared in the repository, so the walk a
+// reader follows is the code's.
+func TestArchitecture_callOrder(t *testing.T) {
+	data, err := os.ReadFile("../../ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, order, _ := strings.Cut(string(data), "## `pathfinder load cudart`, in call order")
+	order, _, _ = strings.Cut(order, "\n## ")
+	var src strings.Builder
+	filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			b, _ := os.ReadFile(p)
+			src.Write(b)
+		}
+		return nil
+	})
+	named := 0
+	for _, m := range regexp.MustCompile("`(\\w+)\\.(\\w+)`").FindAllStringSubmatch(order, -1) {
+		recv, fn := m[1], m[2]
+		if recv == "os" || fn == "go" || fn == "toml" || fn == "wasm" { // the standard library's, a file's name
+			continue
+		}
+		method := regexp.MustCompile(`func \(\w+ \*?` + recv + `\) ` + fn + `\(`)
+		named++
+		if !method.MatchString(src.String()) && !strings.Contains(src.String(), "\nfunc "+fn+"(") {
+			t.Errorf("ARCHITECTURE.md names %s.%s, which no file declares", recv, fn)
+		}
+	}
+	if named < 10 {
+		t.Fatalf("only %d functions named in the call order: the pattern lost them", named)
 	}
 }
