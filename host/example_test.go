@@ -7,12 +7,12 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
-	"io"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +22,7 @@ import (
 )
 
 // The README's Go section is this example's body: TestExample_isTheREADME keeps them the same, and
-// TestExample_runs runs it on this machine, where the libraries may or may not be.
+// TestExample_runs runs it over a virtual environment of known libraries and checks what it prints.
 func Example() {
 	ctx := context.Background()
 
@@ -104,18 +104,60 @@ func TestExample_isTheREADME(t *testing.T) {
 	}
 }
 
-// TestExample_runs runs the README's code on this machine: whatever is or is not installed, it
-// must not panic.
+// TestExample_runs runs the README's code in a process of its own, over a virtual environment that
+// holds a CUDA 13 wheel's cudart, nvrtc and cccl and cuDNN's wheel: what it prints of the libraries
+// is known; the driver's line is this machine's.
 func TestExample_runs(t *testing.T) {
-	stdout := os.Stdout
-	r, w, _ := os.Pipe()
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	Example()
-	w.Close()
-	os.Stdout = stdout
-	t.Logf("Example printed:\n%s", <-done)
+	if os.Getenv("PATHFINDER_TEST_EXAMPLE") == "1" {
+		Example()
+		return
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the virtual environment is Linux's")
+	}
+	venv := t.TempDir()
+	site := filepath.Join(venv, "lib", "python3.12", "site-packages")
+	lib := func(rel, soname string) string {
+		p := filepath.Join(site, filepath.FromSlash(rel), soname)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p+".c", []byte("int f(void) { return 0; }"), 0o644)
+		if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", p, p+".c").CombinedOutput(); err != nil {
+			t.Skipf("gcc: %v\n%s", err, out)
+		}
+		return p
+	}
+	cudart, nvrtc := lib("nvidia/cu13/lib", "libcudart.so.13"), lib("nvidia/cu13/lib", "libnvrtc.so.13")
+	lib("nvidia/cudnn/lib", "libcudnn.so.9")
+	cccl := filepath.Join(site, "nvidia", "cu13", "include", "cccl")
+	os.MkdirAll(filepath.Join(cccl, "cuda", "std"), 0o755)
+	os.WriteFile(filepath.Join(cccl, "cuda", "std", "version"), nil, 0o644)
+
+	home := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestExample_runs$")
+	cmd.Env = []string{"PATHFINDER_TEST_EXAMPLE=1", "VIRTUAL_ENV=" + venv, "HOME=" + home, "XDG_CONFIG_HOME=" + home,
+		"PATHFINDER_CACHE_DIR=" + filepath.Join(os.TempDir(), "pathfinder-test-cache"), "PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	t.Logf("Example printed:\n%s", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\nPASS\n"), "\n")
+	want := []string{
+		cudart + " site-packages false",
+		nvrtc + " ",
+		`^\d+ <nil>$`,
+		cccl,
+		cudart + " " + nvrtc,
+		`^\S* \S* \d+$`, // the driver's version, the highest CUDA it supports and the GPUs: none here, or this machine's
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("Example printed %d lines, want %d", len(lines), len(want))
+	}
+	for i, w := range want {
+		if ok := lines[i] == w || strings.HasPrefix(w, "^") && regexp.MustCompile(w).MatchString(lines[i]); !ok {
+			t.Errorf("line %d: %q, want %q", i+1, lines[i], w)
+		}
+	}
 }
 
 // TestDefault: the package-level functions use one process-wide Finder.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
@@ -139,6 +140,13 @@ type hooks struct {
 	paths    *guestpath.Map
 	openRoot func(dir string, rec *observe.Recorder) (*os.Root, error)
 	searches atomic.Int64 // searches run, for tests of the once-per-name promise
+	waiting  func()       // runs when a call waits for the same search another call runs
+	// now stands in for the clock a step's deadline is set and read by: tests make checking the
+	// candidates take what time they say (nil: time.Now).
+	now func() time.Time
+	// compileTimeout is the CompileTimeout of the engine the Finder makes (0: wasm's default bound):
+	// tests whose verdict must not depend on the machine's speed lift it.
+	compileTimeout time.Duration
 }
 
 type flight struct {
@@ -208,6 +216,7 @@ func New(opts Options) (*Finder, error) {
 		e := f.hooks.engine
 		if e == nil {
 			e = wasm.NewEngine(f.cacheDir) // an unusable cache dir costs speed, never the search
+			e.CompileTimeout = f.hooks.compileTimeout
 		}
 		f.engineMade.Store(e)
 		return e
@@ -361,6 +370,9 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 	}
 	if fl, ok := f.inflight[key]; ok {
 		f.mu.Unlock()
+		if h := f.hooks.waiting; h != nil {
+			h()
+		}
 		select {
 		case <-fl.done:
 			return fl.lib, fl.err

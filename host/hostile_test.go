@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -737,6 +738,7 @@ type hostileSuite struct {
 func newHostileSuite(t *testing.T) *hostileSuite {
 	dir := newFinder(t, nil, "").cacheDir
 	eng := wasm.NewEngine(dir)
+	eng.CompileTimeout = testCompileTimeout
 	s := &hostileSuite{engine: eng}
 	t.Cleanup(func() {
 		eng.Close()
@@ -982,11 +984,16 @@ func TestHostile_slowToCompile(t *testing.T) {
 		eng := wasm.NewEngine(filepath.Join(base, "wazero"))
 		t.Cleanup(func() { eng.Close() })
 		// The builtin steps are compiled under the default bound, as in any process; then the bound
-		// drops below what slow-to-compile.wasm takes (a quarter of a second or more).
+		// drops below what slow-to-compile.wasm takes (a quarter of a second or more), and the
+		// compile is held past it.
 		if _, err := eng.Load(bg, builtin.StepsModule(), 64<<20); err != nil {
 			t.Fatal(err)
 		}
 		eng.CompileTimeout = 20 * time.Millisecond
+		// However fast this machine compiles, a compile starts only when the test ends.
+		release := make(chan struct{})
+		eng.BeforeCompile = func() { <-release }
+		t.Cleanup(func() { close(release) })
 		return eng
 	}
 	site := t.TempDir()
@@ -1140,8 +1147,9 @@ func TestHostile_overBroadGrants(t *testing.T) {
 // TestHostile_deepCandidates proposes the most candidates a step may, each a path 1,900 directories
 // deep: checking one walks every directory, so checking them all takes seconds. The checks are part
 // of the step's cost: what is left when its timeout has passed is not checked. Before, 1,000 such
-// candidates took 3.5 s against a 1 s timeout. The plugin is a tiny module that answers from its data
-// in microseconds, so that the timeout is the checks' alone.
+// candidates took 3.5 s against a 1 s timeout. The test's clock makes each check take 30 ms, so
+// that the verdict does not depend on how fast this machine walks directories. The plugin is a tiny
+// module that answers from its data in microseconds, so that the timeout is the checks' alone.
 func TestHostile_deepCandidates(t *testing.T) {
 	root := t.TempDir()
 	deep := filepath.Join(root, strings.Repeat("d/", 1900))
@@ -1159,6 +1167,11 @@ func TestHostile_deepCandidates(t *testing.T) {
 	os.Chmod(src, 0o644)
 	const timeout = 300 * time.Millisecond // checking all of them takes about 3 s here, more under -race
 	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, hostileConfig([]string{"hostile-x"}, hostileStep{name: "hostile-x", source: src, timeout: timeout.String()}))
+	// The step's clock moves 30 ms each time it is read (once when the deadline is set, once a
+	// check): the checks run past the timeout on any machine, however fast, after ten of them.
+	start := time.Now()
+	var reads atomic.Int64
+	f.hooks.now = func() time.Time { return start.Add(time.Duration(reads.Add(1)) * 30 * time.Millisecond) }
 	ex := f.Explain(bg, DynamicLib, "cudart")
 	st := ex.Steps[0]
 	checked, unchecked := 0, 0

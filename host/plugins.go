@@ -87,8 +87,12 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 		paths, openRoot = *f.hooks.paths, f.hooks.openRoot
 	}
 	getenv := rec.Getenv(f.getenv)
+	now := time.Now
+	if f.hooks.now != nil {
+		now = f.hooks.now
+	}
 	g := &granted{wasm: wasm.Grants{Env: map[string]string{}, Record: rec},
-		dirs: candidate.Granted{Paths: paths, Rec: rec, Deadline: time.Now().Add(p.Timeout)}}
+		dirs: candidate.Granted{Paths: paths, Rec: rec, Deadline: now().Add(p.Timeout), Now: f.hooks.now}}
 	for _, name := range p.EnvVars(e) {
 		if v := getenv(name); v != "" {
 			// A value holding an absolute host path is given in the guest's form (the same as the

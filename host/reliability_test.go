@@ -111,6 +111,15 @@ func TestReliability_concurrentCallers(t *testing.T) {
 
 	gate := make(chan struct{})
 	var atGate atomic.Int64
+	// Each caller arrives once, before the gate opens: at the gate, searching, or waiting for the
+	// search of its name. A send never blocks (a read after the gate opens has no one to tell).
+	arrived := make(chan struct{}, callers)
+	arrive := func() {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+	}
 	env := testEnv{"PATHFINDER_SITE_PACKAGES": site}
 	// conda first, so that every search reads CONDA_PREFIX before the wheels step answers it.
 	f := newFinder(t, env, `[search]
@@ -120,10 +129,12 @@ order = ["conda", "wheels", "already-loaded", "system", "envroots", "programfile
 	f.getenv = func(k string) string {
 		if k == "CONDA_PREFIX" {
 			atGate.Add(1)
+			arrive()
 			<-gate
 		}
 		return env[k]
 	}
+	f.hooks.waiting = arrive
 	opened := false
 	openGate := func() {
 		if !opened {
@@ -159,19 +170,15 @@ order = ["conda", "wheels", "already-loaded", "system", "envroots", "programfile
 		}()
 	}
 
-	// Open the gate once every name's search is at it and every other caller is inside Finder.once,
-	// waiting for one of them.
-	buf := make([]byte, 64<<20)
-	for inside := 0; inside < callers || atGate.Load() < int64(len(names)); {
-		if ctx.Err() != nil {
-			t.Fatalf("before the deadline, only %d of %d callers reached the Finder and %d searches the gate", inside, callers, atGate.Load())
+	// Open the gate once every caller has arrived: each name's search at it, every other caller
+	// waiting for one of them. A second search of a name would have arrived at the gate too.
+	for n := 0; n < callers; n++ {
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			t.Fatalf("before the deadline, only %d of %d callers reached the Finder and %d searches the gate", n, callers, atGate.Load())
 		}
-		time.Sleep(10 * time.Millisecond)
-		n := runtime.Stack(buf, true)
-		inside = bytes.Count(buf[:n], []byte("host.(*Finder).once("))
 	}
-	buf = nil
-	time.Sleep(50 * time.Millisecond) // a second search of a name would reach the gate too
 	if n := atGate.Load(); n != int64(len(names)) {
 		t.Errorf("%d searches at the gate for %d names, want one each", n, len(names))
 	}

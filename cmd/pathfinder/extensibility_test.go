@@ -69,6 +69,21 @@ func buildWasm(t *testing.T, dir string) []byte {
 	return b.data
 }
 
+// pluginCacheDir is the compilation cache of the tests that compile a site plugin, one per test
+// binary: a busy machine may compile a Go plugin over the bound (30 s and 10 s a MiB), and the
+// refusal, remembered in the cache, must end with the run rather than fail every later one.
+var pluginCacheDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "pathfinder-plugin-cache-") })
+
+// usePluginCache points the command, after isolate, at the test binary's own plugin cache.
+func usePluginCache(t *testing.T) {
+	t.Helper()
+	dir, err := pluginCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATHFINDER_CACHE_DIR", dir)
+}
+
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
@@ -131,6 +146,7 @@ type optappsSite struct {
 
 func newOptappsSite(t *testing.T) *optappsSite {
 	t.Helper()
+	usePluginCache(t)
 	code := buildWasm(t, "../../examples/plugins/optapps")
 	s := &optappsSite{base: t.TempDir(), sum: sha256Hex(code)}
 	s.root = filepath.Join(s.base, "opt/apps/cuda")
@@ -446,6 +462,7 @@ func TestPluginNew(t *testing.T) {
 		t.Skip("runs go test and go build on the new plugin")
 	}
 	isolate(t)
+	usePluginCache(t)
 	dir := filepath.Join(t.TempDir(), "mine")
 	out, errOut, code := run(t, "plugin", "new", "mine", dir)
 	checkout, _ := filepath.Abs("../..")

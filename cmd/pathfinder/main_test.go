@@ -404,6 +404,9 @@ func noCgoBinary(t *testing.T) string {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	realnv.SaySkipped()
+	if dir, err := pluginCacheDir(); err == nil {
+		os.RemoveAll(dir)
+	}
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

@@ -11,8 +11,9 @@ import (
 
 // TestErrors_onePrefix: the packages' errors carry no program prefix; the command adds
 // "pathfinder: " once to every line it prints of one, a config error, a config check's
-// several problems and a search error alike. (A mistake in the command line itself is a usage
-// error, followed by the usage line: TestErrors_prefixOnce and TestUsageErrors_usageLine.)
+// several problems and a search error alike; and every error, from the command line, a config or
+// the search, starts with "pathfinder: " and never carries it twice. (A mistake in the command line
+// itself is a usage error, followed by the usage line: TestUsageErrors_usageLine.)
 func TestErrors_onePrefix(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
@@ -57,6 +58,18 @@ func TestErrors_onePrefix(t *testing.T) {
 				}
 			}
 		})
+	}
+	bad := write(t, t.TempDir()+"/bad.toml", []byte("[search]\ncolour = \"blue\"\n"))
+	for _, args := range [][]string{
+		{"fnd"}, {"find"}, {"find", "cudart", "--kind", "x"}, {"find", "nvfatbin"}, {"find", "nosuchlib"},
+		{"find", "cudart", "--config", bad}, {"list", "--config", "/nonexistent/p.toml"}, {"config", "check", bad},
+		{"doctor", "--root", "/nonexistent"}, {"plugins", "--config", bad},
+		{"find", "--all-from-one-toolkit", "cudart", "nosuchlib"},
+	} {
+		_, errOut, code := run(t, args...)
+		if code == exitOK || !strings.HasPrefix(errOut, "pathfinder: ") || strings.Contains(errOut, "pathfinder: pathfinder:") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
 	}
 }
 

@@ -250,21 +250,3 @@ func TestDidYouMean(t *testing.T) {
 		t.Errorf("fnd: %q lacks %q", errOut, want)
 	}
 }
-
-// TestErrors_prefixOnce: every error, from the command line, a config or the search, starts with
-// "pathfinder: " and never carries it twice.
-func TestErrors_prefixOnce(t *testing.T) {
-	isolate(t)
-	bad := write(t, t.TempDir()+"/bad.toml", []byte("[search]\ncolour = \"blue\"\n"))
-	for _, args := range [][]string{
-		{"fnd"}, {"find"}, {"find", "cudart", "--kind", "x"}, {"find", "nvfatbin"}, {"find", "nosuchlib"},
-		{"find", "cudart", "--config", bad}, {"list", "--config", "/nonexistent/p.toml"}, {"config", "check", bad},
-		{"doctor", "--root", "/nonexistent"}, {"plugins", "--config", bad},
-		{"find", "--all-from-one-toolkit", "cudart", "nosuchlib"},
-	} {
-		_, errOut, code := run(t, args...)
-		if code == exitOK || !strings.HasPrefix(errOut, "pathfinder: ") || strings.Contains(errOut, "pathfinder: pathfinder:") {
-			t.Errorf("%v: exit %d, %q", args, code, errOut)
-		}
-	}
-}

@@ -44,6 +44,14 @@ type Granted struct {
 	// Deadline is the step's: the plugin's timeout from when the grants were made. Checking the
 	// candidates is part of the step's cost, so a candidate met after it is not checked. Zero for none.
 	Deadline time.Time
+	Now      func() time.Time // the clock Deadline is read by; nil: time.Now
+}
+
+func (g *Granted) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
 }
 
 // File is a candidate validation accepted, still open: what is loaded is this very file.
@@ -180,7 +188,7 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 // open is Open; without keep, a file whose content this process judged already (checked) is not
 // opened again.
 func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (*File, error) {
-	if !g.Deadline.IsZero() && time.Now().After(g.Deadline) {
+	if !g.Deadline.IsZero() && g.now().After(g.Deadline) {
 		return nil, errors.New("not checked: the step's timeout had passed")
 	}
 	switch {

@@ -63,6 +63,9 @@ type Engine struct {
 	// CompileTimePerMiB per MiB of the module. It is read when a compile starts: set it before the
 	// Loads it should bound, not while others run.
 	CompileTimeout time.Duration
+	// BeforeCompile, when set, runs before each compile, on the goroutine that compiles: tests hold
+	// a compile past its bound, whatever the machine's speed. Set it as CompileTimeout.
+	BeforeCompile func()
 
 	dir      string // the compilation cache, one sub-directory per module; "" for none
 	mu       sync.Mutex
@@ -182,9 +185,13 @@ func (e *Engine) compileBounded(ctx context.Context, hash string, wasm []byte, p
 	ch := make(chan result, 1)
 	var mu sync.Mutex
 	gaveUp := false
+	hold := e.BeforeCompile
 	go func() {
 		var mr *moduleRuntime
 		var err error
+		if hold != nil {
+			hold()
+		}
 		func() {
 			defer func() { // a failure inside the runtime fails this plugin, never the host process
 				if r := recover(); r != nil {

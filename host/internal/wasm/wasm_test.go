@@ -18,6 +18,7 @@ var ctx = context.Background()
 func stepsModule(t *testing.T) *Module {
 	t.Helper()
 	e := NewEngine(filepath.Join(os.TempDir(), "pathfinder-test-cache", "wasm-pkg"))
+	e.CompileTimeout = time.Hour // a busy machine's slow compile must not leave a refusal in the shared cache
 	t.Cleanup(func() { e.Close() })
 	m, err := e.Load(ctx, builtin.StepsModule(), 64<<20)
 	if err != nil {
