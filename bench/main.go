@@ -129,7 +129,8 @@ func run(n int, baseline string) error {
 			cmd.Env = env
 			return cmd
 		}),
-		procCase("find cudart, caches warm, nothing changed", "≤ 4× hello", "hello-world Go binary", n, pf(warm, "find", "cudart")))
+		procCase("pathfinder version", "≤ 2× hello", "hello-world Go binary", n, pf(warm, "version")),
+		procCase("find cudart, caches warm, nothing changed", "≤ 3× hello", "hello-world Go binary", n, pf(warm, "find", "cudart")))
 	touch := func(p string) func() *exec.Cmd {
 		mk := pf(warm, "find", "cudart")
 		return func() *exec.Cmd {

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host"
@@ -19,7 +20,7 @@ import (
 // abiModule is the module that holds the plugin contract and its guest SDK.
 const abiModule = "github.com/pathfinder-dev/pathfinder"
 
-var stepName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+var stepName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`) })
 
 func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	module := fs.String("module", "", "the new plugin's Go `MODULE` path (default example.com/pathfinder-plugins/NAME)")
@@ -32,7 +33,7 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return c.usageError("expected new NAME [DIR]")
 		}
 		name := args[1]
-		if !stepName.MatchString(name) || name == host.StepAlreadyLoaded || name == host.StepSystem {
+		if !stepName().MatchString(name) || name == host.StepAlreadyLoaded || name == host.StepSystem {
 			return c.usageError("%q is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not %q or %q", name, host.StepAlreadyLoaded, host.StepSystem)
 		}
 		if builtin.IsStep(name) {

@@ -3,6 +3,7 @@ package driver
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -99,7 +100,7 @@ func versionFromReply(v rmAPIVersion) (string, error) {
 	return s, nil
 }
 
-var errEmptyVersionReply = fmt.Errorf("the driver answered the version query with an empty string (drivers before 530 do)")
+var errEmptyVersionReply = errors.New("the driver answered the version query with an empty string (drivers before 530 do)")
 
 // decodeCardInfo reads the card-info entries the driver filled in; unused entries are all zero.
 func decodeCardInfo(buf []byte) ([]gpuObs, error) {

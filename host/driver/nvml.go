@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // nvmlPciInfo is nvmlPciInfo_t from nvml.h (68 bytes), which nvmlDeviceGetPciInfo_v3 fills.
@@ -27,20 +28,22 @@ const (
 )
 
 // nvmlReturnNames are the nvmlReturn_t values worth naming in a report.
-var nvmlReturnNames = map[int32]string{
-	1: "NVML_ERROR_UNINITIALIZED", 2: "NVML_ERROR_INVALID_ARGUMENT", 3: "NVML_ERROR_NOT_SUPPORTED",
-	4: "NVML_ERROR_NO_PERMISSION", 6: "NVML_ERROR_NOT_FOUND", 7: "NVML_ERROR_INSUFFICIENT_SIZE",
-	9: "NVML_ERROR_DRIVER_NOT_LOADED", 10: "NVML_ERROR_TIMEOUT", 12: "NVML_ERROR_LIBRARY_NOT_FOUND",
-	13: "NVML_ERROR_FUNCTION_NOT_FOUND", 14: "NVML_ERROR_CORRUPTED_INFOROM", 15: "NVML_ERROR_GPU_IS_LOST",
-	16: "NVML_ERROR_RESET_REQUIRED", 17: "NVML_ERROR_OPERATING_SYSTEM", 18: "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
-	20: "NVML_ERROR_MEMORY", 999: "NVML_ERROR_UNKNOWN",
-}
+var nvmlReturnNames = sync.OnceValue(func() map[int32]string {
+	return map[int32]string{
+		1: "NVML_ERROR_UNINITIALIZED", 2: "NVML_ERROR_INVALID_ARGUMENT", 3: "NVML_ERROR_NOT_SUPPORTED",
+		4: "NVML_ERROR_NO_PERMISSION", 6: "NVML_ERROR_NOT_FOUND", 7: "NVML_ERROR_INSUFFICIENT_SIZE",
+		9: "NVML_ERROR_DRIVER_NOT_LOADED", 10: "NVML_ERROR_TIMEOUT", 12: "NVML_ERROR_LIBRARY_NOT_FOUND",
+		13: "NVML_ERROR_FUNCTION_NOT_FOUND", 14: "NVML_ERROR_CORRUPTED_INFOROM", 15: "NVML_ERROR_GPU_IS_LOST",
+		16: "NVML_ERROR_RESET_REQUIRED", 17: "NVML_ERROR_OPERATING_SYSTEM", 18: "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+		20: "NVML_ERROR_MEMORY", 999: "NVML_ERROR_UNKNOWN",
+	}
+})
 
 // nvmlSignals are the nvmlInit_v2 failures that tell the driver's state.
-var nvmlSignals = map[int32]driverSignal{9: signalNoDriver, 18: signalMismatch}
+var nvmlSignals = sync.OnceValue(func() map[int32]driverSignal { return map[int32]driverSignal{9: signalNoDriver, 18: signalMismatch} })
 
 func nvmlReturnName(r int32) string {
-	if n, ok := nvmlReturnNames[r]; ok {
+	if n, ok := nvmlReturnNames()[r]; ok {
 		return fmt.Sprintf("%s (%d)", n, r)
 	}
 	return fmt.Sprintf("nvmlReturn_t %d", r)

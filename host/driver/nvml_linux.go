@@ -83,7 +83,7 @@ func runNVML(libs []string, override bool) methodResult {
 
 	if r := f.init(); r != 0 {
 		res := failed("%s: nvmlInit_v2 returned %s", path, nvmlReturnName(r))
-		res.signal = nvmlSignals[r]
+		res.signal = nvmlSignals()[r]
 		return res
 	}
 	defer f.shutdown()

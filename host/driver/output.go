@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -284,12 +285,12 @@ func archFamily(major, minor string) string {
 	return "undefined"
 }
 
-var labelUnsafe = regexp.MustCompile(`[^A-Za-z0-9\-_. ]`)
+var labelUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9\-_. ]`) })
 
 // labelValue is GFD's product sanitiser (drop what a label value cannot hold, spaces become dashes),
 // cut to Kubernetes' 63 characters and trimmed to start and end with a letter or digit.
 func labelValue(s string) string {
-	s = strings.Join(strings.Fields(labelUnsafe.ReplaceAllString(s, "")), "-")
+	s = strings.Join(strings.Fields(labelUnsafe().ReplaceAllString(s, "")), "-")
 	if len(s) > 63 {
 		s = s[:63]
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/child"
@@ -17,15 +18,19 @@ import (
 var smiQueryFields = []string{"driver_version", "compute_cap", "name", "pci.bus_id", "uuid"}
 
 // smiExitMeanings are nvidia-smi's exit codes (its man page; they mirror nvmlReturn_t).
-var smiExitMeanings = map[int]string{
-	2: "invalid argument", 3: "not supported", 4: "no permission", 6: "no GPU found",
-	8: "insufficient power", 9: "cannot communicate with the NVIDIA driver", 10: "kernel interrupt problem",
-	12: "NVML library not found", 13: "a function is missing from the NVML library", 14: "corrupted infoROM",
-	15: "a GPU fell off the bus", 18: "driver/library version mismatch: reboot or reload the kernel module", 255: "other error",
-}
+var smiExitMeanings = sync.OnceValue(func() map[int]string {
+	return map[int]string{
+		2: "invalid argument", 3: "not supported", 4: "no permission", 6: "no GPU found",
+		8: "insufficient power", 9: "cannot communicate with the NVIDIA driver", 10: "kernel interrupt problem",
+		12: "NVML library not found", 13: "a function is missing from the NVML library", 14: "corrupted infoROM",
+		15: "a GPU fell off the bus", 18: "driver/library version mismatch: reboot or reload the kernel module", 255: "other error",
+	}
+})
 
 // smiSignals are the exit codes that tell the driver's state.
-var smiSignals = map[int]driverSignal{9: signalNoDriver, 12: signalNoLibrary, 18: signalMismatch}
+var smiSignals = sync.OnceValue(func() map[int]driverSignal {
+	return map[int]driverSignal{9: signalNoDriver, 12: signalNoLibrary, 18: signalMismatch}
+})
 
 // probeNvidiaSMI runs nvidia-smi: from PATH, then WSL2's copy. It is last because a subprocess is the
 // slowest method and the one most often missing or broken.
@@ -50,12 +55,12 @@ func probeNvidiaSMI(p *prober) methodResult {
 		return failed("%v", err)
 	}
 	if code != 0 {
-		meaning := smiExitMeanings[code]
+		meaning := smiExitMeanings()[code]
 		if meaning == "" {
 			meaning = "unknown exit code"
 		}
 		res := failed("%s exited %d (%s): %s", path, code, meaning, child.Clip(firstLine(out), 300))
-		res.signal = smiSignals[code]
+		res.signal = smiSignals()[code]
 		return res
 	}
 	rows, err := parseSMICSV(out, fields)
@@ -193,23 +198,23 @@ func smiObservation(rows [][]string, fields []string) (observation, []string, er
 	return obs, notes, nil
 }
 
-var computeCapabilityRE = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`)
+var computeCapabilityRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`) })
 
 // isComputeCapability accepts "9.0", "12.1"; also a CUDA version such as "13.3", which has the same shape.
-func isComputeCapability(s string) bool { return computeCapabilityRE.MatchString(s) }
+func isComputeCapability(s string) bool { return computeCapabilityRE().MatchString(s) }
 
 var (
-	smiDriverRE = regexp.MustCompile(`(?:Driver|KMD) Version:\s*([0-9][0-9.]*)`)
-	smiCUDARE   = regexp.MustCompile(`CUDA (?:UMD )?Version:\s*([0-9][0-9.]*|N/A)`)
+	smiDriverRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:Driver|KMD) Version:\s*([0-9][0-9.]*)`) })
+	smiCUDARE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`CUDA (?:UMD )?Version:\s*([0-9][0-9.]*|N/A)`) })
 )
 
 // parseSMIHeader reads the versions from plain nvidia-smi's table header: "Driver Version: 535.98
 // CUDA Version: 12.2", or since 610 "KMD Version: 610.57.04  CUDA UMD Version: 13.3".
 func parseSMIHeader(data []byte) (driver, cuda string, err error) {
-	if m := smiDriverRE.FindSubmatch(data); m != nil && validDriverVersion(string(m[1])) {
+	if m := smiDriverRE().FindSubmatch(data); m != nil && validDriverVersion(string(m[1])) {
 		driver = string(m[1])
 	}
-	if m := smiCUDARE.FindSubmatch(data); m != nil && string(m[1]) != "N/A" && isComputeCapability(string(m[1])) {
+	if m := smiCUDARE().FindSubmatch(data); m != nil && string(m[1]) != "N/A" && isComputeCapability(string(m[1])) {
 		cuda = string(m[1])
 	}
 	if driver == "" && cuda == "" {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
 )
@@ -116,13 +117,13 @@ func hasDir(path, dir string) bool {
 
 // fileVersionRE is a driver version as file names carry it: a three- or four-digit branch (WSL2's
 // libcuda.so.1.1 is no driver version).
-var fileVersionRE = regexp.MustCompile(`^[1-9][0-9]{2,3}\.[0-9]{1,4}(\.[0-9]{1,4})?$`)
+var fileVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[1-9][0-9]{2,3}\.[0-9]{1,4}(\.[0-9]{1,4})?$`) })
 
 // versionInFileName reads 550.163.01 from libcuda.so.550.163.01 (soname libcuda.so.1): what the
 // driver's installers, Debian's packages and the NVIDIA Container Toolkit all name the file.
 func versionInFileName(soname, file string) string {
 	v, found := strings.CutPrefix(file, strings.TrimSuffix(soname, "1"))
-	if !found || !fileVersionRE.MatchString(v) {
+	if !found || !fileVersionRE().MatchString(v) {
 		return ""
 	}
 	return v

@@ -7,13 +7,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // driverVersionRE accepts what NVIDIA prints: 550.144.03, 580.142 (two components are real, the third
 // is optional) and Windows' 572.60. Tokens are short so garbage never passes as a version.
-var driverVersionRE = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,2}$`)
+var driverVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,2}$`) })
 
-func validDriverVersion(s string) bool { return driverVersionRE.MatchString(s) }
+func validDriverVersion(s string) bool { return driverVersionRE().MatchString(s) }
 
 // procVersion is what /proc/driver/nvidia/version says.
 type procVersion struct {
@@ -82,12 +83,14 @@ func parseSysVersion(data []byte) (string, error) {
 	return v, nil
 }
 
-var tegraReleaseRE = regexp.MustCompile(`^# R([0-9]+) \(release\), REVISION: ([0-9]+(?:\.[0-9]+)*)`)
+var tegraReleaseRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^# R([0-9]+) \(release\), REVISION: ([0-9]+(?:\.[0-9]+)*)`)
+})
 
 // parseTegraRelease turns /etc/nv_tegra_release ("# R35 (release), REVISION: 4.1, GCID: …") into "35.4.1".
 func parseTegraRelease(data []byte) (string, error) {
 	first, _, _ := strings.Cut(string(data), "\n")
-	m := tegraReleaseRE.FindStringSubmatch(first)
+	m := tegraReleaseRE().FindStringSubmatch(first)
 	if m == nil {
 		return "", fmt.Errorf("unrecognized nv_tegra_release line %q", first)
 	}

@@ -28,25 +28,20 @@ import (
 // CacheFile is the file in dir that holds the catalog of packs with this hash.
 func CacheFile(dir, hash string) string { return filepath.Join(dir, "catalog-"+hash[:32]+".bin") }
 
-// fields are the fields of Entry that are stored: Library's, then Kind and Pack.
-var fields = func() []reflect.StructField {
-	var out []reflect.StructField
+// entryLayout is what of Entry is stored, worked out on first use (not at start-up, which
+// `pathfinder version` pays too): the fields, Library's then Kind and Pack, and the layout, their
+// names in order with their types; a file written for another layout is not read.
+var entryLayout = sync.OnceValues(func() ([]reflect.StructField, string) {
+	var fields []reflect.StructField
+	var b strings.Builder
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[Entry]()) {
 		if f.IsExported() && !f.Anonymous {
-			out = append(out, f)
+			fields = append(fields, f)
+			b.WriteString(f.Name + ":" + f.Type.String() + ";")
 		}
 	}
-	return out
-}()
-
-// layout names the fields in order with their types: a file written for another layout is not read.
-var layout = func() string {
-	var b strings.Builder
-	for _, f := range fields {
-		b.WriteString(f.Name + ":" + f.Type.String() + ";")
-	}
-	return b.String()
-}()
+	return fields, b.String()
+})
 
 // remembered keeps the last catalog this process read, by its packs' contents and the cache
 // directory: a catalog is a function of its packs alone, and reading it, even from its cache file,
@@ -122,6 +117,7 @@ func Cached(dir string, packs ...Pack) (*Catalog, error) {
 func encodeEntries(hash string, entries []*Entry) []byte {
 	var b []byte
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	fields, layout := entryLayout()
 	str(hash)
 	str(layout)
 	b = binary.AppendUvarint(b, uint64(len(entries)))
@@ -153,6 +149,7 @@ var errCorrupt = errors.New("catalog cache: not a catalog of this layout")
 
 func decodeEntries(data []byte, hash string) ([]*Entry, error) {
 	d := decoder{data: data}
+	fields, layout := entryLayout()
 	if d.string() != hash || d.string() != layout {
 		return nil, errCorrupt
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -258,9 +259,12 @@ func TestDecodeEntries_otherLayout(t *testing.T) {
 	if _, err := decodeEntries(data, "other-hash"); err == nil {
 		t.Error("a file for other packs was read")
 	}
-	saved := layout
-	layout = saved + "NewField:string;"
-	defer func() { layout = saved }()
+	saved := entryLayout
+	entryLayout = func() ([]reflect.StructField, string) {
+		fields, layout := saved()
+		return fields, layout + "NewField:string;"
+	}
+	defer func() { entryLayout = saved }()
 	if _, err := decodeEntries(data, "h"); err == nil {
 		t.Error("a file written for another layout of Entry was read")
 	}

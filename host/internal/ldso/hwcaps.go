@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/cpu"
 )
@@ -27,14 +28,18 @@ type hwcaps struct {
 // x86 legacy hwcap and platform bits (glibc sysdeps/x86/dl-hwcap.h, dl-procinfo.h) and aarch64's
 // single "important" bit (HWCAP_ATOMICS); "tls" is bit 63 everywhere.
 var (
-	legacyHWCapBits = map[elf.Machine]map[string]uint64{
-		elf.EM_X86_64:  {"x86_64": 1 << 1, "avx512_1": 1 << 2, "tls": 1 << 63},
-		elf.EM_AARCH64: {"atomics": 1 << 8, "tls": 1 << 63},
-	}
-	platformBits = map[elf.Machine]map[string]uint64{
-		elf.EM_X86_64: {"haswell": 1 << 50, "xeon_phi": 1 << 51},
-	}
-	platformMasks = map[elf.Machine]uint64{elf.EM_X86_64: 0xf << 48}
+	legacyHWCapBits = sync.OnceValue(func() map[elf.Machine]map[string]uint64 {
+		return map[elf.Machine]map[string]uint64{
+			elf.EM_X86_64:  {"x86_64": 1 << 1, "avx512_1": 1 << 2, "tls": 1 << 63},
+			elf.EM_AARCH64: {"atomics": 1 << 8, "tls": 1 << 63},
+		}
+	})
+	platformBits = sync.OnceValue(func() map[elf.Machine]map[string]uint64 {
+		return map[elf.Machine]map[string]uint64{
+			elf.EM_X86_64: {"haswell": 1 << 50, "xeon_phi": 1 << 51},
+		}
+	})
+	platformMasks = sync.OnceValue(func() map[elf.Machine]uint64 { return map[elf.Machine]uint64{elf.EM_X86_64: 0xf << 48} })
 )
 
 // newHWCaps derives the cache filters from a subdirectory list, so that a list a caller sets and
@@ -44,7 +49,7 @@ func newHWCaps(m elf.Machine, subdirs []string) hwcaps {
 		subdirs:      subdirs,
 		checkISA:     m == elf.EM_X86_64,
 		isaLevels:    1,
-		platformMask: platformMasks[m],
+		platformMask: platformMasks()[m],
 		platform:     ^uint64(0),
 	}
 	for _, s := range subdirs {
@@ -57,8 +62,8 @@ func newHWCaps(m elf.Machine, subdirs []string) hwcaps {
 			continue
 		}
 		for _, c := range strings.Split(s, "/") {
-			h.legacyMask |= legacyHWCapBits[m][c]
-			if bit, ok := platformBits[m][c]; ok {
+			h.legacyMask |= legacyHWCapBits()[m][c]
+			if bit, ok := platformBits()[m][c]; ok {
 				h.platform = bit
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -181,7 +182,7 @@ func (s *search) run() (Resolution, error) {
 		return Resolution{}, s.fail(errors.New("empty library name"), "", "empty name")
 	}
 	if strings.Contains(s.name, "/") {
-		if dynamicStringToken.MatchString(s.name) {
+		if dynamicStringToken().MatchString(s.name) {
 			return Resolution{}, s.fail(ErrUnmodeled, s.name, "a name with a dynamic string token ($ORIGIN, $LIB, $PLATFORM), which this model does not expand")
 		}
 		if !strings.HasPrefix(s.name, "/") {
@@ -247,7 +248,9 @@ func splitPath(v string) []string {
 }
 
 // dynamicStringToken matches what glibc's is_dst recognizes; any other '$' is a literal character.
-var dynamicStringToken = regexp.MustCompile(`\$(ORIGIN|PLATFORM|LIB)(/|$)|\$\{(ORIGIN|PLATFORM|LIB)\}`)
+var dynamicStringToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(ORIGIN|PLATFORM|LIB)(/|$)|\$\{(ORIGIN|PLATFORM|LIB)\}`)
+})
 
 func splitAny(s, seps string) []string {
 	var out []string
@@ -268,7 +271,7 @@ func (s *search) searchDir(dir, via string) (res Resolution, done bool, err erro
 	case dir == "":
 		s.record("", "empty LD_LIBRARY_PATH entry: the loader would search the working directory; pathfinder never does")
 		return res, false, nil
-	case dynamicStringToken.MatchString(dir):
+	case dynamicStringToken().MatchString(dir):
 		// $ORIGIN is the main program's directory, $LIB and $PLATFORM are compiled into the
 		// loader: guessing them could give a wrong answer, skipping them too.
 		return res, true, s.fail(ErrUnmodeled, dir, via+" entry with a dynamic string token ($ORIGIN, $LIB, $PLATFORM), which this model does not expand")

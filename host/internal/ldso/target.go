@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // target is what differs between the loaders this package models.
@@ -74,7 +75,7 @@ type interpreterFacts struct {
 	systemDirs []string // nil when they could not be read
 }
 
-var releaseVersion = regexp.MustCompile(`release version (\d+)\.(\d+)`)
+var releaseVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`release version (\d+)\.(\d+)`) })
 
 // readInterpreter reads the glibc loader binary. Its default directories are compiled in as
 // rtld's system_dirs: absolute directories, each ending in '/', NUL-separated and contiguous
@@ -82,7 +83,7 @@ var releaseVersion = regexp.MustCompile(`release version (\d+)\.(\d+)`)
 // "/lib64/\0/usr/lib64/\0" upstream). That is what `ld.so --help` prints as "system search path".
 func readInterpreter(data []byte) interpreterFacts {
 	var f interpreterFacts
-	if m := releaseVersion.FindSubmatch(data); m != nil {
+	if m := releaseVersion().FindSubmatch(data); m != nil {
 		major, _ := strconv.Atoi(string(m[1]))
 		minor, _ := strconv.Atoi(string(m[2]))
 		f.version = glibcVersion{major, minor}

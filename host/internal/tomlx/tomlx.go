@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -57,13 +58,13 @@ func Decode(name string, data []byte, v any) error {
 
 // duplicateText is toml's words for a key or table set twice: `Key 'search.order' has already been
 // defined.` A test holds the pattern to the toml module in go.mod.
-var duplicateText = regexp.MustCompile(`^Key '(.+)' has already been defined\.$`)
+var duplicateText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Key '(.+)' has already been defined\.$`) })
 
 // parseError is a syntax error, in this package's words where toml's are its own: a key set twice
 // names the line that set it first.
 func parseError(name string, data []byte, perr toml.ParseError) error {
 	e := &Error{Name: name, Line: perr.Position.Line, Col: perr.Position.Col, Err: errors.New(perr.Message)}
-	m := duplicateText.FindStringSubmatch(perr.Message)
+	m := duplicateText().FindStringSubmatch(perr.Message)
 	if m == nil {
 		return e
 	}
@@ -129,13 +130,17 @@ func tomlName(f reflect.StructField) string {
 // types: TOML value has type string; destination has type slice`. A test holds the pattern to the
 // toml module in go.mod.
 var (
-	decodeErrorText = regexp.MustCompile(`^toml: (?:line (\d+) )?(?:\(last key "((?:[^"\\]|\\.)*)"\): )?(.*)$`)
-	typeErrorText   = regexp.MustCompile(`^incompatible types: TOML value has type (.+); destination has type (.+)$`)
+	decodeErrorText = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^toml: (?:line (\d+) )?(?:\(last key "((?:[^"\\]|\\.)*)"\): )?(.*)$`)
+	})
+	typeErrorText = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^incompatible types: TOML value has type (.+); destination has type (.+)$`)
+	})
 )
 
 // decodeError says what toml's decoding error err means, in this package's words where it can.
 func decodeError(name string, data []byte, err error) error {
-	m := decodeErrorText.FindStringSubmatch(err.Error())
+	m := decodeErrorText().FindStringSubmatch(err.Error())
 	if m == nil {
 		return &Error{Name: name, Err: err}
 	}
@@ -150,7 +155,7 @@ func decodeError(name string, data []byte, err error) error {
 	if e.Line > 0 && e.Col == 0 {
 		e.Col = 1
 	}
-	if t := typeErrorText.FindStringSubmatch(m[3]); t != nil && e.Key != "" {
+	if t := typeErrorText().FindStringSubmatch(m[3]); t != nil && e.Key != "" {
 		e.Err = fmt.Errorf("%s: expected %s, found %s", e.Key, typeWord(t[2]), typeWord(t[1]))
 	}
 	return e
