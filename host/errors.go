@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
-	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // Sentinels for errors.Is.

@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/child"
 )
 
-// The child protocol (host/internal/child): the parent re-executes its own binary in the role
+// The child protocol (internal/child): the parent re-executes its own binary in the role
 // childCUDAProbe; this package's initialisation, which runs before the program's main, recognises
 // the role, probes libcuda, prints one JSON object carrying childMagic and exits. So a program that
 // imports this package needs nothing in its main, and its main never runs in the child.

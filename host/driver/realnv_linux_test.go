@@ -18,7 +18,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // These tests use NVIDIA's own user-space driver, 550.163.01 (Debian trixie) and 535.261.03

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/child"
 )
 
 // smiQueryFields is what the probe asks nvidia-smi, one CSV line per GPU in NVML's order.

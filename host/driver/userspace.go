@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/internal/ldso"
 )
 
 // DriverLibrary is one of the driver's user-space libraries as the dynamic loader would find it,
