@@ -117,7 +117,7 @@ func check(g *candidate.Granted, p string, e *catalog.Entry, plat abi.Platform) 
 }
 
 // info is what the pathfinder command reads of f (internal/inspect).
-func (f *Finder) info() inspect.Finder { return inspect.Of(f) }
+func (f *Finder) info() inspect.Finder { return f.Inspect() }
 
 // newFinder returns a Finder isolated from the machine's config files and environment.
 func newFinder(t testing.TB, env testEnv, config string) *Finder {

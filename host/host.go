@@ -160,12 +160,12 @@ func New(opts Options) (*Finder, error) {
 	copts := config.Options{ConfigFile: opts.ConfigFile, OnlyConfigFile: opts.onlyConfigFile, SystemConfigDir: opts.SystemConfigDir, Getenv: getenv}
 	cfg, err := config.Load(copts)
 	if err != nil {
-		return nil, public(err)
+		return nil, err
 	}
 	cache := cfg.CacheBase(getenv, cachefile.Check)
 	base := cache.Dir
 	if err := cfg.CheckPins(base); err != nil {
-		return nil, public(err)
+		return nil, err
 	}
 	packs, err := config.DiscoverPacks(copts, cfg)
 	if err != nil {
@@ -177,7 +177,7 @@ func New(opts Options) (*Finder, error) {
 	}
 	for lib := range cfg.LibraryOrder {
 		if _, ok := cat.Lookup(abi.KindDynamicLib, lib); !ok {
-			return nil, public(cfg.ErrorAt("library."+lib+".order", fmt.Errorf("[library.%s] names an unknown library%s", lib, suggest.Phrase(cat.Suggest(abi.KindDynamicLib, lib)))))
+			return nil, cfg.ErrorAt("library."+lib+".order", fmt.Errorf("[library.%s] names an unknown library%s", lib, suggest.Phrase(cat.Suggest(abi.KindDynamicLib, lib))))
 		}
 	}
 	f := &Finder{

@@ -72,7 +72,7 @@ type doctorFacts struct {
 	pid         int
 	maps        []mappedFile // the files process pid maps; nil without --pid
 	mapsErr     error
-	ignored     []ignoredInput // inputs the Finder did not use, and why
+	ignored     []host.IgnoredInput // inputs the Finder did not use, and why
 }
 
 // libAnswer is the Finder's answer for one library.
@@ -85,22 +85,19 @@ type libAnswer struct {
 	loadProblem string
 }
 
-// ignoredInput is an input (an environment variable, a config value) the Finder did not use.
-type ignoredInput struct{ name, value, reason string }
-
 func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid int, getenv func(string) string) *doctorFacts {
 	report := make(chan *driver.Report, 1)
 	go func() { report <- driver.Probe(ctx, probe) }()
 	d := &doctorFacts{
-		version: versionString(), platform: f.Platform(), configFiles: inspect.Of(f).ConfigFiles(), sites: inspect.Of(f).SitePackages(),
-		getenv: getenv, pid: pid, ignored: hostIgnoredInputs(f),
+		version: versionString(), platform: f.Platform(), configFiles: f.Inspect().ConfigFiles(), sites: f.Inspect().SitePackages(),
+		getenv: getenv, pid: pid, ignored: f.Inspect().IgnoredInputs(),
 	}
 	infos := f.Libraries(host.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
 	for i, l := range infos {
-		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: inspect.Of(f).FileNames(host.DynamicLib, l.Name)}
+		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: f.Inspect().FileNames(host.DynamicLib, l.Name)}
 		if !l.Available {
 			continue
 		}
@@ -117,13 +114,13 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 		}()
 	}
 	wg.Wait()
-	d.cache = inspect.Of(f).Cache() // after the searches: what writing their answers met
+	d.cache = f.Inspect().Cache() // after the searches: what writing their answers met
 	if pid > 0 {
 		d.maps, d.mapsErr = readMaps(pid)
 	}
 	d.report = <-report
 	for _, in := range d.report.Ignored {
-		d.ignored = append(d.ignored, ignoredInput{in.Name, in.Value, in.Reason})
+		d.ignored = append(d.ignored, host.IgnoredInput(in))
 	}
 	return d
 }

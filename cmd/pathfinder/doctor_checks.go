@@ -13,7 +13,6 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/host"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 // problem is one thing doctor found wrong, and what fixes it.
@@ -248,14 +247,14 @@ func checkIgnoredInputs(d *doctorFacts) []problem {
 	for _, in := range d.ignored {
 		fix := "unset it, or correct it as the reason says"
 		switch {
-		case strings.Contains(in.reason, "relative") || strings.Contains(in.reason, "not an absolute path"):
-			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.name)
-		case in.name == "PATHFINDER_DRIVER_VERSION":
+		case strings.Contains(in.Reason, "relative") || strings.Contains(in.Reason, "not an absolute path"):
+			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.Name)
+		case in.Name == "PATHFINDER_DRIVER_VERSION":
 			fix = "unset it to probe the machine, or pin a version like 580.65.06"
-		case in.name == "CUDA_HOME" && strings.Contains(in.reason, "CUDA_PATH is set"):
+		case in.Name == "CUDA_HOME" && strings.Contains(in.Reason, "CUDA_PATH is set"):
 			fix = "point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"
 		}
-		out = append(out, problem{title: fmt.Sprintf("%s=%s is ignored: %s", in.name, in.value, in.reason), fix: fix})
+		out = append(out, problem{title: fmt.Sprintf("%s=%s is ignored: %s", in.Name, in.Value, in.Reason), fix: fix})
 	}
 	return out
 }
@@ -344,15 +343,6 @@ func loadableHere(p string) bool {
 // hostLoadProblem is what the host's loader model says would stop a load of lib: the same words
 // find warns with and explain shows.
 func hostLoadProblem(f *host.Finder, lib *host.Library) string { return lib.LoadProblem }
-
-// hostIgnoredInputs is every variable the Finder's searches pass over, with why.
-func hostIgnoredInputs(f *host.Finder) []ignoredInput {
-	var out []ignoredInput
-	for _, in := range inspect.Of(f).IgnoredInputs() {
-		out = append(out, ignoredInput{in.Name, in.Value, in.Reason})
-	}
-	return out
-}
 
 // checkCache: a cache that is off without being turned off, or that cannot be written, answers
 // right but makes every run pay a cold search (and a compile): other commands stay quiet about it.
