@@ -2,7 +2,6 @@ package host
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
 
@@ -134,12 +134,9 @@ func unusableDir(dir string) error {
 		return errRelative
 	}
 	fi, err := os.Stat(dir)
-	var pe *fs.PathError
 	switch {
-	case errors.As(err, &pe):
-		return pe.Err
 	case err != nil:
-		return err
+		return observe.Cause(err)
 	case !fi.IsDir():
 		return errors.New("not a directory")
 	}

@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // Inspect is what the pathfinder command reads of f beyond the Go API: its settings, packs,
@@ -36,11 +36,8 @@ func (i inspector) Cache() inspect.Cache {
 		err = e.CacheWriteError()
 	}
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the path is some file in the cache: the dir is named with it
-		}
-		c.WriteError = err.Error()
+		// The path is some file in the cache: the dir is named with it.
+		c.WriteError = observe.Cause(err).Error()
 	}
 	return c
 }

@@ -11,10 +11,12 @@ import (
 	"syscall"
 
 	"github.com/BurntSushi/toml"
+
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // Packs is what pack discovery found: the packs, in order, with their contents, and where it looked.
@@ -43,7 +45,7 @@ func DiscoverPacks(opts Options, cfg *Config) (*Packs, error) {
 		}
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return fmt.Errorf("pack %s (%s): %w", file, origin, unwrapPath(err))
+			return fmt.Errorf("pack %s (%s): %w", file, origin, observe.Cause(err))
 		}
 		seen = append(seen, fi)
 		s.List = append(s.List, catalog.Pack{Name: file, Data: data})
@@ -58,7 +60,7 @@ func DiscoverPacks(opts Options, cfg *Config) (*Packs, error) {
 				s.Dirs = append(s.Dirs, inspect.PackDir{Path: p, Origin: origin})
 				return nil
 			}
-			return fmt.Errorf("packs: %s (%s): %w", p, origin, unwrapPath(err))
+			return fmt.Errorf("packs: %s (%s): %w", p, origin, observe.Cause(err))
 		}
 		s.Dirs = append(s.Dirs, inspect.PackDir{Path: p, Origin: origin, Present: true})
 		if !fi.IsDir() {
@@ -66,7 +68,7 @@ func DiscoverPacks(opts Options, cfg *Config) (*Packs, error) {
 		}
 		entries, err := os.ReadDir(p)
 		if err != nil {
-			return fmt.Errorf("packs: %s (%s): %w", p, origin, unwrapPath(err))
+			return fmt.Errorf("packs: %s (%s): %w", p, origin, observe.Cause(err))
 		}
 		for _, e := range entries { // sorted by name
 			name := e.Name()
@@ -76,7 +78,7 @@ func DiscoverPacks(opts Options, cfg *Config) (*Packs, error) {
 			file := filepath.Join(p, name)
 			fi, err := os.Stat(file)
 			if err != nil {
-				return fmt.Errorf("pack %s (%s): %w", file, origin, unwrapPath(err))
+				return fmt.Errorf("pack %s (%s): %w", file, origin, observe.Cause(err))
 			}
 			if !fi.Mode().IsRegular() {
 				continue

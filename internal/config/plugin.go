@@ -5,9 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/trust"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,6 +19,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/trust"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
@@ -83,7 +82,7 @@ func (p *Plugin) Code() ([]byte, error) {
 		err = errors.New("a directory")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", p.Source.File, unwrapPath(err))
+		return nil, fmt.Errorf("%s: %v", p.Source.File, observe.Cause(err))
 	}
 	defer f.Close()
 	if fi.Size() > wasm.MaxModuleBytes {
@@ -91,7 +90,7 @@ func (p *Plugin) Code() ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(f, wasm.MaxModuleBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", p.Source.File, unwrapPath(err))
+		return nil, fmt.Errorf("%s: %v", p.Source.File, observe.Cause(err))
 	}
 	return b, nil
 }
@@ -197,7 +196,7 @@ func (c *Config) checkPluginFile(p *Plugin) error {
 	fi, err := os.Stat(file)
 	switch {
 	case err != nil:
-		return c.pluginErrorAt(p, "source", "read", fmt.Errorf("%s: %v", file, unwrapPath(err)))
+		return c.pluginErrorAt(p, "source", "read", fmt.Errorf("%s: %v", file, observe.Cause(err)))
 	case !fi.Mode().IsRegular():
 		return c.pluginErrorAt(p, "source", "read", fmt.Errorf("%s is not a regular file (expected a .wasm module)", file))
 	case runtime.GOOS == "windows" || p.AllowWritable:
@@ -221,12 +220,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -87,7 +87,7 @@ func (r rootFS) realPath(p string) (string, error) {
 		next := path.Join(resolved, c)
 		fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(next)))
 		if err != nil {
-			return "", &fs.PathError{Op: "lstat", Path: next, Err: underlying(err)}
+			return "", &fs.PathError{Op: "lstat", Path: next, Err: observe.Cause(err)}
 		}
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
@@ -96,7 +96,7 @@ func (r rootFS) realPath(p string) (string, error) {
 			}
 			target, err := os.Readlink(filepath.Join(r.root, filepath.FromSlash(next)))
 			if err != nil {
-				return "", &fs.PathError{Op: "readlink", Path: next, Err: underlying(err)}
+				return "", &fs.PathError{Op: "readlink", Path: next, Err: observe.Cause(err)}
 			}
 			if strings.HasPrefix(target, "/") {
 				resolved = "/"
@@ -112,11 +112,4 @@ func (r rootFS) realPath(p string) (string, error) {
 		}
 	}
 	return resolved, nil
-}
-
-func underlying(err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return pe.Err
-	}
-	return err
 }

@@ -116,7 +116,7 @@ func StatSeen(fi fs.FileInfo, err error) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "absent"
 	case err != nil:
-		return "error: " + unwrap(err).Error()
+		return "error: " + Cause(err).Error()
 	}
 	return statString(fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), inode(fi))
 }
@@ -143,7 +143,9 @@ func DirSeen(names []string, err error) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func unwrap(err error) error {
+// Cause is the error under a *fs.PathError, or err itself: for a message that names the path
+// already.
+func Cause(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
