@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -16,6 +15,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
@@ -157,7 +157,7 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	if len(problems) == 0 {
 		fmt.Fprintln(w, "no problems found")
 	} else {
-		fmt.Fprintln(w, plural(len(problems), "problem"))
+		fmt.Fprintln(w, english.Plural(len(problems), "problem"))
 	}
 	for _, p := range problems {
 		fmt.Fprintf(w, "  ✗ %s\n", p.title)
@@ -295,14 +295,6 @@ func writeLibraries(w io.Writer, d *doctorFacts) {
 			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, msg)
 		}
 	}
-}
-
-// plural writes "1 problem", "2 problems".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // mappedFile is one file a process maps, from /proc/PID/maps.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // Authority per fact, highest first. The kernel interfaces know the kernel driver's version best (the
@@ -278,7 +279,7 @@ func unlistedNotes(gpus []GPU, listed map[string]bool) []string {
 			missing = append(missing, d+")")
 		}
 		if len(missing) > 0 {
-			notes = append(notes, fmt.Sprintf("%s does not list %s that other methods see: %s", s, plural(len(missing), "GPU"), strings.Join(missing, ", ")))
+			notes = append(notes, fmt.Sprintf("%s does not list %s that other methods see: %s", s, english.Plural(len(missing), "GPU"), strings.Join(missing, ", ")))
 		}
 	}
 	return notes

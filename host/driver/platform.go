@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // probePlatform classifies the machine from which device nodes and driver files exist. It decides
@@ -196,7 +198,7 @@ func probeProcfs(p *prober) methodResult {
 		bad = append(bad, fmt.Sprintf("%s: %v", filepath.Base(filepath.Dir(f)), err))
 	}
 	if len(infos) > 0 {
-		parts = append(parts, plural(len(obs.gpus), "GPU")+" in /proc/driver/nvidia/gpus")
+		parts = append(parts, english.Plural(len(obs.gpus), "GPU")+" in /proc/driver/nvidia/gpus")
 	}
 	if len(bad) > 0 {
 		parts = append(parts, "unreadable: "+strings.Join(bad, "; "))

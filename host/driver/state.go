@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // State values of Report.State: what the machine's driver is, in one word.
@@ -75,7 +77,7 @@ func (p *prober) state(r *Report) verdict {
 		v := verdict{StateNoDriver, "no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1",
 			"install NVIDIA's driver (your distribution's nvidia-driver package, or NVIDIA's installer); in a container, start it with GPU access (docker run --gpus all) on a host that has the driver"}
 		if n := len(r.GPUs); n > 0 {
-			v.summary = fmt.Sprintf("no NVIDIA driver for the %s on the PCI bus: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1", plural(n, "GPU"))
+			v.summary = fmt.Sprintf("no NVIDIA driver for the %s on the PCI bus: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1", english.Plural(n, "GPU"))
 		}
 		if stub := user.lib("libcuda.so.1"); stub != nil && stub.Stub {
 			v.summary += fmt.Sprintf("; the libcuda.so.1 the loader finds (%s, via %s) is the CUDA toolkit's stub", stub.Path, stub.Via)
