@@ -15,6 +15,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/bounded"
 )
 
 // RoleVar names the role a child was started in; every variable pathfinder sets for its children
@@ -71,7 +73,7 @@ func Run(ctx context.Context, timeout, waitDelay time.Duration, env []string, pa
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = env
-	stdout, stderr := &limitedBuffer{Limit: StdoutLimit}, &limitedBuffer{Limit: StderrLimit}
+	stdout, stderr := &bounded.Buffer{Limit: StdoutLimit}, &bounded.Buffer{Limit: StderrLimit}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = waitDelay
 	err := cmd.Run()
@@ -101,24 +103,6 @@ func Reply(v any) {
 	_ = json.NewEncoder(os.Stdout).Encode(v)
 	os.Exit(0)
 }
-
-// limitedBuffer keeps the first Limit bytes written to it and discards the rest, so a runaway program
-// cannot fill memory. (The buffer is not embedded: its ReadFrom, which io.Copy prefers, would bypass
-// the limit.)
-type limitedBuffer struct {
-	buf   bytes.Buffer
-	Limit int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.Limit - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// Bytes is what was kept.
-func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // ExitText says how a program ended, for a message.
 func ExitText(err error) string {

@@ -17,13 +17,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
-	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/internal/bounded"
+	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
@@ -333,7 +335,7 @@ type instance struct {
 	mounts         []*observe.RootFS
 	mod            api.Module
 	alloc, search  api.Function
-	stdout, stderr bytes.Buffer
+	stdout, stderr bounded.Buffer // the first guestOutputLimit bytes a guest prints; the rest is dropped
 }
 
 // callState travels in the call's context so host functions know whose log they write and what
@@ -407,7 +409,7 @@ func hostLog(ctx context.Context, m api.Module, ptr, size uint32) {
 }
 
 func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
-	inst := &instance{}
+	inst := &instance{stdout: bounded.Buffer{Limit: guestOutputLimit}, stderr: bounded.Buffer{Limit: guestOutputLimit}}
 	fsc := wazero.NewFSConfig()
 	for _, mt := range g.Mounts {
 		rfs := observe.NewRootFS(mt.Root, mt.Path)
@@ -418,8 +420,8 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 		WithName("").
 		WithStartFunctions("_initialize").
 		WithFSConfig(fsc).
-		WithStdout(&limitedWriter{buf: &inst.stdout}).
-		WithStderr(&limitedWriter{buf: &inst.stderr})
+		WithStdout(&inst.stdout).
+		WithStderr(&inst.stderr)
 	for k, v := range g.Env {
 		cfg = cfg.WithEnv(k, v)
 	}
@@ -588,9 +590,12 @@ func guestFatal(stderr string) string {
 	return ""
 }
 
+// guestOutputLimit is how much of what a guest prints is kept, on each of stdout and stderr.
+const guestOutputLimit = 64 << 10
+
 func (inst *instance) output() []string {
 	var lines []string
-	for _, buf := range []*bytes.Buffer{&inst.stdout, &inst.stderr} {
+	for _, buf := range []*bounded.Buffer{&inst.stdout, &inst.stderr} {
 		for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 			if l != "" {
 				lines = append(lines, l)
@@ -609,16 +614,6 @@ func lastLine(s string) string {
 		}
 	}
 	return ""
-}
-
-// limitedWriter keeps the first 64 KiB a guest prints; the rest is dropped.
-type limitedWriter struct{ buf *bytes.Buffer }
-
-func (w *limitedWriter) Write(p []byte) (int, error) {
-	if room := 64<<10 - w.buf.Len(); room > 0 {
-		w.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }
 
 // Describe calls the optional describe export in a fresh instance with no grants; a module without
