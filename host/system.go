@@ -123,7 +123,7 @@ func stubRefusal(res ldso.Resolution) string {
 		where = res.Via
 	}
 	at := res.Path
-	if real, err := filepath.EvalSymlinks(at); err == nil && !candidate.IsStub(at) {
+	if real, err := filepath.EvalSymlinks(at); err == nil && !ldso.IsStub(at) {
 		at += " → " + real // a link that leads into a stubs directory
 	}
 	return fmt.Sprintf("the system loader found a stub at %s (%s): for linking only, never loaded", at, where)

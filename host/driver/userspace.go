@@ -102,7 +102,7 @@ func (p *prober) findDriverLibrary(soname, overrideEnv string) DriverLibrary {
 	if dl.RealPath == "" {
 		dl.RealPath = dl.Path
 	}
-	dl.Stub = hasDir(dl.Path, "stubs") || hasDir(dl.RealPath, "stubs")
+	dl.Stub = ldso.IsStub(filepath.ToSlash(filepath.Dir(dl.Path))) || ldso.IsStub(filepath.ToSlash(filepath.Dir(dl.RealPath)))
 	dl.Compat = hasDir(dl.Path, "compat") || hasDir(dl.RealPath, "compat")
 	if !dl.Stub {
 		dl.Version = versionInFileName(soname, filepath.Base(dl.RealPath))

@@ -145,17 +145,14 @@ func relTo(p, dir string) string {
 	return p[len(dir)+1:]
 }
 
-// IsStub reports whether p is under a stubs/ directory: a library for linking only.
-func IsStub(p string) bool { return slices.Contains(strings.Split(p, "/"), "stubs") }
-
-// IsStubFile is IsStub of the host path p and of where the links on its way lead: a soname link to
+// IsStubFile is ldso.IsStub of the host path p and of where the links on its way lead: a soname link to
 // a toolkit's stubs/libcuda.so is a stub too.
 func IsStubFile(p string) bool {
-	if IsStub(p) {
+	if ldso.IsStub(p) {
 		return true
 	}
 	real, err := filepath.EvalSymlinks(p)
-	return err == nil && IsStub(filepath.ToSlash(real))
+	return err == nil && ldso.IsStub(filepath.ToSlash(real))
 }
 
 // errStub refuses a stub library.
@@ -198,7 +195,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		return nil, errors.New("not an absolute path")
 	case path.Clean(p) != p:
 		return nil, fmt.Errorf("not a clean path (clean: %s)", path.Clean(p))
-	case IsStub(p):
+	case ldso.IsStub(p):
 		return nil, errStub
 	}
 	_, i := g.DirOf(p)
@@ -231,7 +228,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	if len(reached.Links) > 0 {
 		c.Real = reached.Path
 	}
-	if IsStub(reached.Path) {
+	if ldso.IsStub(reached.Path) {
 		return nil, fmt.Errorf("%s: %w", chain(reached), errStub)
 	}
 	if e.Kind == abi.KindHeaderDir {
