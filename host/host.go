@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,8 +60,8 @@ const (
 
 // Host-owned steps that may appear in a step order besides plugin names.
 const (
-	StepAlreadyLoaded = "already-loaded" // a copy of the library already in the process
-	StepSystem        = "system"         // the OS loader's own search
+	StepAlreadyLoaded = config.StepAlreadyLoaded // "already-loaded": a copy of the library already in the process
+	StepSystem        = config.StepSystem        // "system": the OS loader's own search
 )
 
 // ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").
@@ -76,9 +77,8 @@ func ParseKind(s string) (Kind, error) {
 // ParsePlatform reads "os/arch" ("linux/amd64", "windows/arm64").
 func ParsePlatform(s string) (Platform, error) {
 	osName, arch, ok := strings.Cut(s, "/")
-	valid := map[string]bool{"linux/amd64": true, "linux/arm64": true, "windows/amd64": true, "windows/arm64": true}
-	if !ok || !valid[s] {
-		return Platform{}, fmt.Errorf("unknown target %q (linux/amd64, linux/arm64, windows/amd64 or windows/arm64)", s)
+	if t := catalog.Targets; !ok || !slices.Contains(t, s) {
+		return Platform{}, fmt.Errorf("unknown target %q (%s or %s)", s, strings.Join(t[:len(t)-1], ", "), t[len(t)-1])
 	}
 	p := Platform{OS: osName, Arch: arch}
 	if osName == "linux" {

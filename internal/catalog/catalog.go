@@ -49,6 +49,10 @@ type key struct {
 	name string
 }
 
+// Targets are the platforms a search can be for, "os/arch": host.ParsePlatform's and --target's
+// values, and the platforms the step tests compare on.
+var Targets = []string{"linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
+
 // Kinds lists the kinds in the order packs and listings show them, with their pack table names.
 var Kinds = []struct {
 	Kind  abi.Kind
