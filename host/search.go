@@ -14,8 +14,8 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/internal/ldso"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
@@ -211,12 +211,12 @@ type run struct {
 	loadErr *loadFailure
 	// model is the search's one model of the OS loader, made on first use: it reads the
 	// interpreter and ld.so.cache once for every resolution the search makes.
-	model    *ldso.Loader
+	model    *loadermodel.Loader
 	modelErr error
 }
 
 // loaderModel is the Finder's loaderModel, one per search.
-func (r *run) loaderModel() (*ldso.Loader, error) {
+func (r *run) loaderModel() (*loadermodel.Loader, error) {
 	if r.model == nil && r.modelErr == nil {
 		r.model, r.modelErr = r.f.loaderModel(r.rec)
 	}
@@ -321,8 +321,8 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 	model, _ := r.loaderModel() // nil where the loader is not modeled
 	st.Outcome = OutcomeNothing
 	for _, n := range names {
-		var res ldso.Resolution
-		var modelErr error = ldso.ErrUnmodeled
+		var res loadermodel.Resolution
+		var modelErr error = loadermodel.ErrUnmodeled
 		if model != nil {
 			res, modelErr = model.Resolve(n)
 			observeResolution(r.rec, res, modelErr)
@@ -370,7 +370,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 // pastStub records that the loader's search for soname reaches the stub at res first, and returns
 // the place the search would reach next, "" for none: the library a build's stubs directory on
 // LD_LIBRARY_PATH hides.
-func (r *run) pastStub(st *StepTrace, model *ldso.Loader, soname string, res ldso.Resolution) string {
+func (r *run) pastStub(st *StepTrace, model *loadermodel.Loader, soname string, res loadermodel.Resolution) string {
 	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: stubRefusal(res)})
 	past := *model
 	past.Refuse = refuseStub

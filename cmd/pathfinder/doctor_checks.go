@@ -13,7 +13,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/host"
-	"github.com/pathfinder-dev/pathfinder/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 )
 
 // problem is one thing doctor found wrong, and what fixes it.
@@ -60,7 +60,7 @@ func checkStubLibcuda(d *doctorFacts) []problem {
 	for _, dir := range absoluteDirs(d.getenv("LD_LIBRARY_PATH")) {
 		for _, name := range []string{"libcuda.so.1", "libcuda.so"} {
 			p := filepath.Join(dir, name)
-			if ldso.IsStub(filepath.ToSlash(p)) && fileExists(p) {
+			if loadermodel.IsStub(filepath.ToSlash(p)) && fileExists(p) {
 				out = append(out, problem{
 					title: fmt.Sprintf("LD_LIBRARY_PATH holds the CUDA toolkit's stub libcuda (%s): programs that load libcuda from there fail with CUDA_ERROR_STUB_LIBRARY", p),
 					fix:   fmt.Sprintf("take %s off LD_LIBRARY_PATH: the stub is for linking only; at run time the driver's libcuda.so.1 must be found", dir),
@@ -77,7 +77,7 @@ func checkStubLibcuda(d *doctorFacts) []problem {
 			title: fmt.Sprintf("the loader finds the CUDA toolkit's stub for %s (%s, via %s): CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via),
 			fix:   fmt.Sprintf("remove %s from the loader's configuration (/etc/ld.so.conf.d) and run 'sudo ldconfig'", filepath.Dir(l.Path)),
 		}
-		if !ldso.IsStub(filepath.ToSlash(l.Path)) { // a link from a system directory into stubs/
+		if !loadermodel.IsStub(filepath.ToSlash(l.Path)) { // a link from a system directory into stubs/
 			p.title = fmt.Sprintf("%s (%s, via %s) leads to the CUDA toolkit's stub %s: CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via, l.RealPath)
 			p.fix = fmt.Sprintf("remove %s (and run 'sudo ldconfig'); the driver's own %s must be what the loader finds", l.Path, l.Soname)
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 )
 
 // DriverLibrary is one of the driver's user-space libraries as the dynamic loader would find it,
@@ -73,7 +73,7 @@ func probeUserSpace(p *prober) methodResult {
 // LD_LIBRARY_PATH counts only on this machine: a captured Root's loader never saw this process's.
 func (p *prober) findDriverLibrary(soname, overrideEnv string) DriverLibrary {
 	dl := DriverLibrary{Soname: soname}
-	l := ldso.Loader{Root: p.root, Getenv: func(k string) string {
+	l := loadermodel.Loader{Root: p.root, Getenv: func(k string) string {
 		if p.live {
 			return p.getenv(k)
 		}
@@ -102,7 +102,7 @@ func (p *prober) findDriverLibrary(soname, overrideEnv string) DriverLibrary {
 	if dl.RealPath == "" {
 		dl.RealPath = dl.Path
 	}
-	dl.Stub = ldso.IsStub(filepath.ToSlash(filepath.Dir(dl.Path))) || ldso.IsStub(filepath.ToSlash(filepath.Dir(dl.RealPath)))
+	dl.Stub = loadermodel.IsStub(filepath.ToSlash(filepath.Dir(dl.Path))) || loadermodel.IsStub(filepath.ToSlash(filepath.Dir(dl.RealPath)))
 	dl.Compat = hasDir(dl.Path, "compat") || hasDir(dl.RealPath, "compat")
 	if !dl.Stub {
 		dl.Version = versionInFileName(soname, filepath.Base(dl.RealPath))

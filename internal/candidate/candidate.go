@@ -24,7 +24,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
@@ -48,12 +48,12 @@ type Granted struct {
 
 // File is a candidate validation accepted, still open: what is loaded is this very file.
 type File struct {
-	Host  string         // its host path: the path loaded and printed
-	Real  string         // where the links on its way lead, when there are any
-	Links []observe.Link // those links, in order
-	File  *os.File       // open; nil for a header directory
-	Info  fs.FileInfo    // as validation saw it
-	Needs ldso.Needs     // what an ELF shared object asks of the loader
+	Host  string            // its host path: the path loaded and printed
+	Real  string            // where the links on its way lead, when there are any
+	Links []observe.Link    // those links, in order
+	File  *os.File          // open; nil for a header directory
+	Info  fs.FileInfo       // as validation saw it
+	Needs loadermodel.Needs // what an ELF shared object asks of the loader
 }
 
 // Close closes the file, if one is open.
@@ -145,14 +145,14 @@ func relTo(p, dir string) string {
 	return p[len(dir)+1:]
 }
 
-// IsStubFile is ldso.IsStub of the host path p and of where the links on its way lead: a soname link to
+// IsStubFile is loadermodel.IsStub of the host path p and of where the links on its way lead: a soname link to
 // a toolkit's stubs/libcuda.so is a stub too.
 func IsStubFile(p string) bool {
-	if ldso.IsStub(p) {
+	if loadermodel.IsStub(p) {
 		return true
 	}
 	real, err := filepath.EvalSymlinks(p)
-	return err == nil && ldso.IsStub(filepath.ToSlash(real))
+	return err == nil && loadermodel.IsStub(filepath.ToSlash(real))
 }
 
 // errStub refuses a stub library.
@@ -195,7 +195,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		return nil, errors.New("not an absolute path")
 	case path.Clean(p) != p:
 		return nil, fmt.Errorf("not a clean path (clean: %s)", path.Clean(p))
-	case ldso.IsStub(p):
+	case loadermodel.IsStub(p):
 		return nil, errStub
 	}
 	_, i := g.DirOf(p)
@@ -228,7 +228,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	if len(reached.Links) > 0 {
 		c.Real = reached.Path
 	}
-	if ldso.IsStub(reached.Path) {
+	if loadermodel.IsStub(reached.Path) {
 		return nil, fmt.Errorf("%s: %w", chain(reached), errStub)
 	}
 	if e.Kind == abi.KindHeaderDir {
@@ -309,12 +309,12 @@ type contentKey struct {
 }
 
 type contentVerdict struct {
-	needs ldso.Needs
+	needs loadermodel.Needs
 	err   error
 }
 
 // checkContentOnce is CheckContent, remembered for the open file f that fi (its fstat) describes.
-func checkContentOnce(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (ldso.Needs, error) {
+func checkContentOnce(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (loadermodel.Needs, error) {
 	id, ok := identify(fi)
 	if !ok {
 		return CheckContent(f, fi, e, plat)
@@ -383,7 +383,7 @@ func unwrapPath(err error) error {
 // libraries and binaries (format, class, machine, type), the magic of archives and bitcode, and a
 // shared object that is not the library declared (another DT_SONAME) or is an executable. For an
 // ELF shared object it also returns what it needs of the loader.
-func CheckContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (ldso.Needs, error) {
+func CheckContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (loadermodel.Needs, error) {
 	var magic [4]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	head := string(magic[:n])
@@ -391,39 +391,39 @@ func CheckContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platfor
 	case abi.KindStaticLib:
 		var ar [8]byte
 		if n, _ := f.ReadAt(ar[:], 0); string(ar[:n]) != "!<arch>\n" {
-			return ldso.Needs{}, errors.New("not an ar archive")
+			return loadermodel.Needs{}, errors.New("not an ar archive")
 		}
-		return ldso.Needs{}, nil
+		return loadermodel.Needs{}, nil
 	case abi.KindBitcode:
 		if head != "BC\xc0\xde" && head != "\xde\xc0\x17\x0b" {
-			return ldso.Needs{}, errors.New("not LLVM bitcode")
+			return loadermodel.Needs{}, errors.New("not LLVM bitcode")
 		}
-		return ldso.Needs{}, nil
+		return loadermodel.Needs{}, nil
 	case abi.KindBinary:
 		if plat.OS == "windows" {
 			lower := strings.ToLower(fi.Name())
 			if strings.HasSuffix(lower, ".bat") || strings.HasSuffix(lower, ".cmd") {
-				return ldso.Needs{}, nil
+				return loadermodel.Needs{}, nil
 			}
-			return ldso.Needs{}, checkPE(f, plat, false)
+			return loadermodel.Needs{}, checkPE(f, plat, false)
 		}
 		if fi.Mode()&0o111 == 0 {
-			return ldso.Needs{}, errors.New("not executable")
+			return loadermodel.Needs{}, errors.New("not executable")
 		}
 		if strings.HasPrefix(head, "#!") {
-			return ldso.Needs{}, nil
+			return loadermodel.Needs{}, nil
 		}
 		_, err := checkELF(f, plat, elf.ET_EXEC, elf.ET_DYN)
-		return ldso.Needs{}, err
+		return loadermodel.Needs{}, err
 	}
 	if plat.OS == "windows" {
-		return ldso.Needs{}, checkPE(f, plat, true)
+		return loadermodel.Needs{}, checkPE(f, plat, true)
 	}
 	ef, err := checkELF(f, plat, elf.ET_DYN)
 	if err != nil {
-		return ldso.Needs{}, err
+		return loadermodel.Needs{}, err
 	}
-	needs, err := ldso.ReadNeeds(ef)
+	needs, err := loadermodel.ReadNeeds(ef)
 	switch {
 	case err != nil:
 		return needs, errors.New("unreadable dynamic section: " + strings.TrimPrefix(err.Error(), "elf: "))

@@ -1,6 +1,7 @@
 // Package loader loads shared libraries into the process through the OS loader (purego's dlopen on
 // Linux, no cgo; LoadLibraryExW on Windows) and asks the loader where a library it loaded came from. Handles are never closed:
-// a library that was loaded stays loaded, as the libraries pathfinder serves expect.
+// a library that was loaded stays loaded, as the libraries pathfinder serves expect. Its model,
+// which loads nothing and answers where the loader would look, is internal/loadermodel.
 package loader
 
 import "errors"

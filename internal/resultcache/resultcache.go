@@ -16,7 +16,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
-	"github.com/pathfinder-dev/pathfinder/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
@@ -174,7 +174,7 @@ func ObservedLoaderSearch(seen []observe.Observation, soname string) bool {
 		case o.Root != "":
 		case o.What == observe.Env && o.Path == "LD_LIBRARY_PATH":
 			env = true
-		case o.What == observe.Stat && o.Path == ldso.DefaultCachePath:
+		case o.What == observe.Stat && o.Path == loadermodel.DefaultCachePath:
 			cache = true
 		case o.What == observe.Stat && filepath.Base(o.Path) == soname:
 			place = true

@@ -1,4 +1,4 @@
-package ldso_test
+package loadermodel_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pathfinder-dev/pathfinder/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 )
 
 // Where would dlopen("libfoo.so.1") find the library in an image mounted at root, for an x86_64
@@ -24,7 +24,7 @@ func ExampleLoader_Resolve() {
 	writeLib(root, "/opt/w32/libfoo.so.1", elf.ELFCLASS32, elf.EM_386)
 	writeLib(root, "/opt/app/lib/libfoo.so.1", elf.ELFCLASS64, elf.EM_X86_64)
 
-	l := ldso.Loader{
+	l := loadermodel.Loader{
 		Root:          root,
 		Getenv:        func(string) string { return "/opt/w32:/opt/app/lib" },
 		DefaultDirs:   []string{"/usr/lib64"},
@@ -41,7 +41,7 @@ func ExampleLoader_Resolve() {
 	}
 
 	_, err = l.Resolve("libbar.so.2")
-	fmt.Println(errors.Is(err, ldso.ErrNotFound), err)
+	fmt.Println(errors.Is(err, loadermodel.ErrNotFound), err)
 	// Output:
 	// /opt/app/lib/libfoo.so.1 via LD_LIBRARY_PATH
 	// skipped /opt/w32/libfoo.so.1: wrong ELF class: ELFCLASS32, this process is ELFCLASS64

@@ -1,4 +1,4 @@
-package ldso
+package loadermodel
 
 import (
 	"bytes"
