@@ -140,7 +140,7 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "libraries\t%s\n", librarySummary(d))
 	r := d.report
-	line := r.State + ": " + r.Summary
+	line := string(r.State) + ": " + r.Summary
 	switch {
 	case r.MaxCUDA != "" && r.MaxCUDASource == driver.MaxCUDAFromUserSpace:
 		line += "; its user-space driver supports CUDA up to " + r.MaxCUDA
