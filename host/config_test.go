@@ -2,7 +2,7 @@ package host
 
 import (
 	"errors"
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"os"
 	"path/filepath"
 	"strings"

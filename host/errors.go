@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
-	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // Sentinels for errors.Is.
@@ -34,15 +35,7 @@ type Attempt struct {
 // IgnoredInput is a variable a search would have used but passed over, and why: a relative
 // CUDA_PATH, a VIRTUAL_ENV that does not exist. pathfinder never resolves a path against the
 // working directory.
-type IgnoredInput struct {
-	Name   string `json:"name"` // the variable, "CUDA_PATH"
-	Value  string `json:"value"`
-	Reason string `json:"reason"`
-}
-
-func (in IgnoredInput) String() string {
-	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
-}
+type IgnoredInput = inspect.IgnoredInput
 
 // SearchError is a failed search: the library, the sentinel it wraps, and every attempt.
 type SearchError struct {
@@ -163,39 +156,14 @@ func kindNoun(k Kind) string {
 
 // ConfigError is a configuration that New cannot use: the file, and the position of the key at
 // fault.
-type ConfigError struct {
-	File      string // the layer: a config file's absolute path, or "builtin:pathfinder.toml"; "" for none
-	Line, Col int    // 1-based; 0 when the position cannot be told
-	Key       string // the key at fault: "search.order", "plugin.site.sha256"; "" for a syntax error
-	Err       error  // what is wrong; a *PluginError for a plugin that cannot be used
-}
-
-func (e *ConfigError) Error() string { return (*config.Error)(e).Error() }
-
-func (e *ConfigError) Unwrap() error { return e.Err }
+//
+// Its fields: File, the layer (a config file's absolute path, or "builtin:pathfinder.toml"; "" for
+// none); Line and Col, 1-based (0 when the position cannot be told); Key, the key at fault
+// ("search.order", "plugin.site.sha256"; "" for a syntax error); Err, what is wrong (a *PluginError
+// for a plugin that cannot be used).
+type ConfigError = config.Error
 
 // PluginError is a plugin step that cannot be used: its module unreadable, not matching its pin,
-// failing to compile or to answer.
-type PluginError struct {
-	Plugin string // the step's name
-	Op     string // what was being done: "config", "read", "pin", "load", "describe" or "search"
-	Err    error
-}
-
-func (e *PluginError) Error() string { return (*config.PluginError)(e).Error() }
-
-func (e *PluginError) Unwrap() error { return e.Err }
-
-// public gives the config package's errors to callers as this package's types.
-func public(err error) error {
-	switch e := err.(type) {
-	case *config.Error:
-		out := ConfigError(*e)
-		out.Err = public(e.Err)
-		return &out
-	case *config.PluginError:
-		out := PluginError(*e)
-		return &out
-	}
-	return err
-}
+// failing to compile or to answer. Its fields: Plugin, the step's name; Op, what was being done
+// ("config", "read", "pin", "load", "describe" or "search"); Err.
+type PluginError = config.PluginError

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
 
 // FuzzResponse feeds any bytes to the host as a plugin's response, decodes them as the host does,

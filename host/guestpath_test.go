@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
 // The tests here run a Windows host's path mapping on any host: the directories a step is granted

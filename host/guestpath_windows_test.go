@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // TestFind_windowsHost runs the real path mapping on a Windows host: directories under

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,7 +118,7 @@ func check(g *candidate.Granted, p string, e *catalog.Entry, plat abi.Platform) 
 }
 
 // info is what the pathfinder command reads of f (internal/inspect).
-func (f *Finder) info() inspect.Finder { return inspect.Of(f) }
+func (f *Finder) info() inspect.Finder { return f.Inspect() }
 
 // newFinder returns a Finder isolated from the machine's config files and environment.
 func newFinder(t testing.TB, env testEnv, config string) *Finder {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,14 +18,14 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
-	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
-	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // Options configures a Finder. The zero value means the built-in defaults plus the system and user
@@ -60,8 +61,8 @@ const (
 
 // Host-owned steps that may appear in a step order besides plugin names.
 const (
-	StepAlreadyLoaded = "already-loaded" // a copy of the library already in the process
-	StepSystem        = "system"         // the OS loader's own search
+	StepAlreadyLoaded = config.StepAlreadyLoaded // "already-loaded": a copy of the library already in the process
+	StepSystem        = config.StepSystem        // "system": the OS loader's own search
 )
 
 // ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").
@@ -77,9 +78,8 @@ func ParseKind(s string) (Kind, error) {
 // ParsePlatform reads "os/arch" ("linux/amd64", "windows/arm64").
 func ParsePlatform(s string) (Platform, error) {
 	osName, arch, ok := strings.Cut(s, "/")
-	valid := map[string]bool{"linux/amd64": true, "linux/arm64": true, "windows/amd64": true, "windows/arm64": true}
-	if !ok || !valid[s] {
-		return Platform{}, fmt.Errorf("unknown target %q (linux/amd64, linux/arm64, windows/amd64 or windows/arm64)", s)
+	if t := catalog.Targets; !ok || !slices.Contains(t, s) {
+		return Platform{}, fmt.Errorf("unknown target %q (%s or %s)", s, strings.Join(t[:len(t)-1], ", "), t[len(t)-1])
 	}
 	p := Platform{OS: osName, Arch: arch}
 	if osName == "linux" {
@@ -168,12 +168,12 @@ func New(opts Options) (*Finder, error) {
 	copts := config.Options{ConfigFile: opts.ConfigFile, OnlyConfigFile: opts.onlyConfigFile, SystemConfigDir: opts.SystemConfigDir, Getenv: getenv}
 	cfg, err := config.Load(copts)
 	if err != nil {
-		return nil, public(err)
+		return nil, err
 	}
 	cache := cfg.CacheBase(getenv, cachefile.Check)
 	base := cache.Dir
 	if err := cfg.CheckPins(base); err != nil {
-		return nil, public(err)
+		return nil, err
 	}
 	packs, err := config.DiscoverPacks(copts, cfg)
 	if err != nil {
@@ -185,7 +185,7 @@ func New(opts Options) (*Finder, error) {
 	}
 	for lib := range cfg.LibraryOrder {
 		if _, ok := cat.Lookup(abi.KindDynamicLib, lib); !ok {
-			return nil, public(cfg.ErrorAt("library."+lib+".order", fmt.Errorf("[library.%s] names an unknown library%s", lib, suggest.Phrase(cat.Suggest(abi.KindDynamicLib, lib)))))
+			return nil, cfg.ErrorAt("library."+lib+".order", fmt.Errorf("[library.%s] names an unknown library%s", lib, suggest.Phrase(cat.Suggest(abi.KindDynamicLib, lib))))
 		}
 	}
 	f := &Finder{

@@ -25,8 +25,8 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // The hostile plugins live in ../testdata/hostile: a Go module whose searches misbehave one way each
@@ -130,7 +130,7 @@ func TestHostile_steps(t *testing.T) {
 			failed: `plugin "hostile-x": allocator returned 0xffff0000, outside its memory`},
 		// Before: each candidate checked (and kept in the trace and the result cache): 10⁶ of them
 		// took 7.8 s, 590 MB and an 85 MB cache entry.
-		// The decoder's cost at a million candidates is Test_decodeResponse's (host/internal/candidate):
+		// The decoder's cost at a million candidates is Test_decodeResponse's (internal/candidate):
 		// here, that a plugin's answer over the bound fails its step unchecked.
 		{name: "20,000 candidates", step: "hostile-many", memory: "512MiB",
 			options: func(hostileDirs) map[string]string { return map[string]string{"n": "20000"} },

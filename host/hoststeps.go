@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/host/internal/resolveprobe"
-	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/resolveprobe"
+	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
 
 // The found_via labels of the host's own steps, cuda.pathfinder's.
@@ -67,8 +67,8 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 	model, _ := r.loaderModel() // nil where the loader is not modeled
 	st.Outcome = OutcomeNothing
 	for _, n := range names {
-		var res ldso.Resolution
-		var modelErr error = ldso.ErrUnmodeled
+		var res loadermodel.Resolution
+		var modelErr error = loadermodel.ErrUnmodeled
 		if model != nil {
 			res, modelErr = model.Resolve(n)
 			observeResolution(r.rec, res, modelErr)
@@ -163,7 +163,7 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 // pastStub records that the loader's search for soname reaches the stub at res first, and returns
 // the place the search would reach next, "" for none: the library a build's stubs directory on
 // LD_LIBRARY_PATH hides.
-func (r *run) pastStub(st *StepTrace, model *ldso.Loader, soname string, res ldso.Resolution) string {
+func (r *run) pastStub(st *StepTrace, model *loadermodel.Loader, soname string, res loadermodel.Resolution) string {
 	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: stubRefusal(res)})
 	past := *model
 	past.Refuse = refuseStub
@@ -179,7 +179,7 @@ func (r *run) pastStub(st *StepTrace, model *ldso.Loader, soname string, res lds
 // DT_NEEDED library it would not find, a glibc too old for it), so that find and explain tell
 // what load would: "" when nothing would. The library's own dependencies count as loaded, as
 // pathfinder loads them first.
-func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs ldso.Needs) {
+func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs loadermodel.Needs) {
 	if r.e.Kind != DynamicLib || !r.f.native() {
 		return
 	}
@@ -194,7 +194,7 @@ func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs ldso.Nee
 	}
 	provided := r.f.dependencySonames(r.e)
 	ct.LoadProblem = l.LoadProblem(lib.Path, needs, func(n string) bool { return provided[n] },
-		func(res ldso.Resolution, err error) { observeResolution(r.rec, res, err) })
+		func(res loadermodel.Resolution, err error) { observeResolution(r.rec, res, err) })
 	lib.LoadProblem = ct.LoadProblem
 }
 
@@ -229,23 +229,23 @@ func refuseStub(p string) string {
 }
 
 // stubRefusal says where the loader's search met a stub.
-func stubRefusal(res ldso.Resolution) string {
-	where := map[string]string{ldso.ViaLDLibraryPath: "LD_LIBRARY_PATH holds a stubs directory",
-		ldso.ViaCache: "ld.so.cache lists it", ldso.ViaDefaultDirs: "in a default directory"}[res.Via]
+func stubRefusal(res loadermodel.Resolution) string {
+	where := map[string]string{loadermodel.ViaLDLibraryPath: "LD_LIBRARY_PATH holds a stubs directory",
+		loadermodel.ViaCache: "ld.so.cache lists it", loadermodel.ViaDefaultDirs: "in a default directory"}[res.Via]
 	if where == "" {
 		where = res.Via
 	}
 	at := res.Path
-	if real, err := filepath.EvalSymlinks(at); err == nil && !candidate.IsStub(at) {
+	if real, err := filepath.EvalSymlinks(at); err == nil && !loadermodel.IsStub(at) {
 		at += " → " + real // a link that leads into a stubs directory
 	}
 	return fmt.Sprintf("the system loader found a stub at %s (%s): for linking only, never loaded", at, where)
 }
 
 // observeResolution records every path the loader model looked at, and the one it found.
-func observeResolution(rec *observe.Recorder, res ldso.Resolution, err error) {
-	var tried []ldso.Attempt
-	var re *ldso.ResolveError
+func observeResolution(rec *observe.Recorder, res loadermodel.Resolution, err error) {
+	var tried []loadermodel.Attempt
+	var re *loadermodel.ResolveError
 	if errors.As(err, &re) {
 		tried = re.Tried
 	}
@@ -257,16 +257,16 @@ func observeResolution(rec *observe.Recorder, res ldso.Resolution, err error) {
 	if res.Path != "" {
 		rec.Stat(res.Path)
 	}
-	rec.Stat(ldso.DefaultCachePath)
+	rec.Stat(loadermodel.DefaultCachePath)
 }
 
 // loaderModel is the model of the OS loader for the Finder's platform; what it reads of the
 // environment is recorded in rec.
-func (f *Finder) loaderModel(rec *observe.Recorder) (*ldso.Loader, error) {
+func (f *Finder) loaderModel(rec *observe.Recorder) (*loadermodel.Loader, error) {
 	if f.platform.OS != "linux" {
 		return nil, fmt.Errorf("the %s loader's search is not modeled; load on that platform to use it", f.platform.OS)
 	}
-	l := &ldso.Loader{Getenv: rec.Getenv(f.getenv)}
+	l := &loadermodel.Loader{Getenv: rec.Getenv(f.getenv)}
 	if f.platform.Arch == "arm64" {
 		l.Machine = elf.EM_AARCH64
 	}
@@ -344,7 +344,7 @@ func (f *Finder) resolveUncached(e *catalog.Entry, rec *observe.Recorder) (resol
 // resolveWith asks the loader model for each file name of the library in turn.
 // Where the loader's search meets a stub, the place it reaches next is the answer, as for the
 // system step.
-func resolveWith(l *ldso.Loader, name string, files []string, rec *observe.Recorder) (string, error) {
+func resolveWith(l *loadermodel.Loader, name string, files []string, rec *observe.Recorder) (string, error) {
 	var why []string
 	past := *l
 	past.Refuse = refuseStub

@@ -2,15 +2,15 @@ package host
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
-	"github.com/pathfinder-dev/pathfinder/host/internal/sitepackages"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
 
 // ignoredFor lists the directory variables that the searches for e (every step and library for nil)
@@ -134,12 +134,9 @@ func unusableDir(dir string) error {
 		return errRelative
 	}
 	fi, err := os.Stat(dir)
-	var pe *fs.PathError
 	switch {
-	case errors.As(err, &pe):
-		return pe.Err
 	case err != nil:
-		return err
+		return observe.Cause(err)
 	case !fi.IsDir():
 		return errors.New("not a directory")
 	}

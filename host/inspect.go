@@ -6,18 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
-// What the pathfinder command reads of a Finder beyond the Go API (internal/inspect).
-func init() {
-	inspect.Of = func(f any) inspect.Finder { return inspector{f.(*Finder)} }
-	inspect.CheckConfigFile = func(ctx context.Context, file string) error { return checkConfigFile(ctx, file) }
-}
+// Inspect is what the pathfinder command reads of f beyond the Go API: its settings, packs,
+// plugins and caches. Its type is internal: a Go program has no use for it.
+func (f *Finder) Inspect() inspect.Finder { return inspector{f} }
 
 type inspector struct{ f *Finder }
 
@@ -38,21 +36,14 @@ func (i inspector) Cache() inspect.Cache {
 		err = e.CacheWriteError()
 	}
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the path is some file in the cache: the dir is named with it
-		}
-		c.WriteError = err.Error()
+		// The path is some file in the cache: the dir is named with it.
+		c.WriteError = observe.Cause(err).Error()
 	}
 	return c
 }
 
 func (i inspector) IgnoredInputs() []inspect.IgnoredInput {
-	var out []inspect.IgnoredInput
-	for _, in := range i.f.ignoredFor(nil) {
-		out = append(out, inspect.IgnoredInput(in))
-	}
-	return out
+	return i.f.ignoredFor(nil)
 }
 
 func (i inspector) FileNames(kind Kind, name string) []string {
@@ -124,17 +115,20 @@ func (f *Finder) pluginInfo(ctx context.Context, p *config.Plugin) (inspect.Plug
 	return info, problems
 }
 
-// checkConfigFile validates one config file as the only layer over the built-in defaults, with the
-// descriptor packs this machine has: its syntax and keys, its steps, libraries and pack dirs, and
+// CheckConfigFile validates one config file as the only layer over the built-in defaults, with the
+// descriptor packs this machine has (`pathfinder config check`): its syntax and keys, its steps, libraries and pack dirs, and
 // every plugin it defines a source for, loaded and asked what it is (a missing or writable file, a
 // sha256 that does not match its pin, another ABI, env it asks for that it is not granted). The
 // problems of its plugins are joined (errors.Join), each a ConfigError at the plugin's source.
-func checkConfigFile(ctx context.Context, file string) error {
+// The other options (LookupEnv, Platform, SystemConfigDir) apply as they do to New; ConfigFile is
+// replaced by file.
+func (o Options) CheckConfigFile(ctx context.Context, file string) error {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return &ConfigError{File: file, Err: err}
 	}
-	f, err := New(Options{ConfigFile: abs, onlyConfigFile: true})
+	o.ConfigFile, o.onlyConfigFile = abs, true
+	f, err := New(o)
 	if err != nil {
 		return err
 	}

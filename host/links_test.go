@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 )
 
 // TestFind_throughLinks: installs made of links that lead out of the directory a variable names (a

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
-	"github.com/pathfinder-dev/pathfinder/host/internal/trust"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
 
 // stopped reports whether the search ends at this step: a dependency failed, or a found file would

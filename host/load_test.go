@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 )
 
 // Each test loads libraries no other test loads: what a process loaded stays loaded.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
 
 // pack is a one-library descriptor pack; extra is appended to its table.

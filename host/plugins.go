@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
-	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // module returns the compiled module of plugin p, compiling it on first use, and the entry to call

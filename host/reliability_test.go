@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // Load, soak and fault tests. The normal run is sized for -race on two cores; PATHFINDER_SOAK=1 runs

@@ -2,7 +2,7 @@ package host
 
 import (
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/host/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"path/filepath"

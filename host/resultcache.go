@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
-	"github.com/pathfinder-dev/pathfinder/host/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // cachedFind answers from the result cache when an entry for the search exists and everything it

@@ -3,7 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
+	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/host/internal/cachefile"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // findFresh finds name with a fresh Finder (a new process, as far as the cache can tell) and reports

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // searchMode is what a search does with what its steps find.
@@ -119,12 +119,12 @@ type run struct {
 	loadErr *loadFailure
 	// model is the search's one model of the OS loader, made on first use: it reads the
 	// interpreter and ld.so.cache once for every resolution the search makes.
-	model    *ldso.Loader
+	model    *loadermodel.Loader
 	modelErr error
 }
 
 // loaderModel is the Finder's loaderModel, one per search.
-func (r *run) loaderModel() (*ldso.Loader, error) {
+func (r *run) loaderModel() (*loadermodel.Loader, error) {
 	if r.model == nil && r.modelErr == nil {
 		r.model, r.modelErr = r.f.loaderModel(r.rec)
 	}

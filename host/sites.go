@@ -6,9 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/host/internal/resultcache"
-	"github.com/pathfinder-dev/pathfinder/host/internal/sitepackages"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
+	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
 
 // siteDiscovery is a Finder's one discovery of the site-packages directories, which every search

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/host/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // Explanation is one search, step by step.

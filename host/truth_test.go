@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 )
 
 // The tests here hold load and find to what really happens in the process: which file the loader

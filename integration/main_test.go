@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // TestMain says, in one line go test shows without -v, when tests skipped for want of NVIDIA's libraries.

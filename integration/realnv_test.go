@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // notLoadable is the --json error kind of a library that was found but that the loader refused

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // cudaLib is one of CUDA 12.4's libraries from Debian and where each kind of install puts it. The

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
@@ -18,7 +19,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			if len(args) != 2 {
 				return c.usageError("check takes one file")
 			}
-			err := inspect.CheckConfigFile(ctx, args[1])
+			err := host.Options{}.CheckConfigFile(ctx, args[1])
 			if *asJSON {
 				checked := struct {
 					File     string   `json:"file"`
@@ -51,7 +52,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		settings := inspect.Of(f).Settings()
+		settings := f.Inspect().Settings()
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			for _, s := range settings {
@@ -61,7 +62,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		fmt.Fprintf(c.stdout, "# pathfinder's effective configuration: every key, and after it the file:line:column that set it.\n")
 		fmt.Fprintf(c.stdout, "# Layers read, later ones overriding earlier ones key by key:\n")
-		for _, l := range inspect.Of(f).ConfigFiles() {
+		for _, l := range f.Inspect().ConfigFiles() {
 			fmt.Fprintf(c.stdout, "#   %s\n", l)
 		}
 		if v := os.Getenv("PATHFINDER_CACHE_DIR"); v != "" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // docFiles are the documents a newcomer reads: the README, docs/, and each folder's README.

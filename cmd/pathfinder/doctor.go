@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -16,6 +15,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
@@ -72,7 +72,7 @@ type doctorFacts struct {
 	pid         int
 	maps        []mappedFile // the files process pid maps; nil without --pid
 	mapsErr     error
-	ignored     []ignoredInput // inputs the Finder did not use, and why
+	ignored     []host.IgnoredInput // inputs the Finder did not use, and why
 }
 
 // libAnswer is the Finder's answer for one library.
@@ -85,22 +85,19 @@ type libAnswer struct {
 	loadProblem string
 }
 
-// ignoredInput is an input (an environment variable, a config value) the Finder did not use.
-type ignoredInput struct{ name, value, reason string }
-
 func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid int, getenv func(string) string) *doctorFacts {
 	report := make(chan *driver.Report, 1)
 	go func() { report <- driver.Probe(ctx, probe) }()
 	d := &doctorFacts{
-		version: versionString(), platform: f.Platform(), configFiles: inspect.Of(f).ConfigFiles(), sites: inspect.Of(f).SitePackages(),
-		getenv: getenv, pid: pid, ignored: hostIgnoredInputs(f),
+		version: versionString(), platform: f.Platform(), configFiles: f.Inspect().ConfigFiles(), sites: f.Inspect().SitePackages(),
+		getenv: getenv, pid: pid, ignored: f.Inspect().IgnoredInputs(),
 	}
 	infos := f.Libraries(host.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
 	for i, l := range infos {
-		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: inspect.Of(f).FileNames(host.DynamicLib, l.Name)}
+		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: f.Inspect().FileNames(host.DynamicLib, l.Name)}
 		if !l.Available {
 			continue
 		}
@@ -117,13 +114,13 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 		}()
 	}
 	wg.Wait()
-	d.cache = inspect.Of(f).Cache() // after the searches: what writing their answers met
+	d.cache = f.Inspect().Cache() // after the searches: what writing their answers met
 	if pid > 0 {
 		d.maps, d.mapsErr = readMaps(pid)
 	}
 	d.report = <-report
 	for _, in := range d.report.Ignored {
-		d.ignored = append(d.ignored, ignoredInput{in.Name, in.Value, in.Reason})
+		d.ignored = append(d.ignored, host.IgnoredInput(in))
 	}
 	return d
 }
@@ -143,7 +140,7 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "libraries\t%s\n", librarySummary(d))
 	r := d.report
-	line := r.State + ": " + r.Summary
+	line := string(r.State) + ": " + r.Summary
 	switch {
 	case r.MaxCUDA != "" && r.MaxCUDASource == driver.MaxCUDAFromUserSpace:
 		line += "; its user-space driver supports CUDA up to " + r.MaxCUDA
@@ -160,7 +157,7 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	if len(problems) == 0 {
 		fmt.Fprintln(w, "no problems found")
 	} else {
-		fmt.Fprintln(w, plural(len(problems), "problem"))
+		fmt.Fprintln(w, english.Plural(len(problems), "problem"))
 	}
 	for _, p := range problems {
 		fmt.Fprintf(w, "  ✗ %s\n", p.title)
@@ -298,14 +295,6 @@ func writeLibraries(w io.Writer, d *doctorFacts) {
 			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, msg)
 		}
 	}
-}
-
-// plural writes "1 problem", "2 problems".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // mappedFile is one file a process maps, from /proc/PID/maps.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/host"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 )
 
 // problem is one thing doctor found wrong, and what fixes it.
@@ -60,7 +60,7 @@ func checkStubLibcuda(d *doctorFacts) []problem {
 	for _, dir := range absoluteDirs(d.getenv("LD_LIBRARY_PATH")) {
 		for _, name := range []string{"libcuda.so.1", "libcuda.so"} {
 			p := filepath.Join(dir, name)
-			if isStubPath(p) && fileExists(p) {
+			if loadermodel.IsStub(filepath.ToSlash(p)) && fileExists(p) {
 				out = append(out, problem{
 					title: fmt.Sprintf("LD_LIBRARY_PATH holds the CUDA toolkit's stub libcuda (%s): programs that load libcuda from there fail with CUDA_ERROR_STUB_LIBRARY", p),
 					fix:   fmt.Sprintf("take %s off LD_LIBRARY_PATH: the stub is for linking only; at run time the driver's libcuda.so.1 must be found", dir),
@@ -77,7 +77,7 @@ func checkStubLibcuda(d *doctorFacts) []problem {
 			title: fmt.Sprintf("the loader finds the CUDA toolkit's stub for %s (%s, via %s): CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via),
 			fix:   fmt.Sprintf("remove %s from the loader's configuration (/etc/ld.so.conf.d) and run 'sudo ldconfig'", filepath.Dir(l.Path)),
 		}
-		if !isStubPath(l.Path) { // a link from a system directory into stubs/
+		if !loadermodel.IsStub(filepath.ToSlash(l.Path)) { // a link from a system directory into stubs/
 			p.title = fmt.Sprintf("%s (%s, via %s) leads to the CUDA toolkit's stub %s: CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via, l.RealPath)
 			p.fix = fmt.Sprintf("remove %s (and run 'sudo ldconfig'); the driver's own %s must be what the loader finds", l.Path, l.Soname)
 		}
@@ -248,14 +248,14 @@ func checkIgnoredInputs(d *doctorFacts) []problem {
 	for _, in := range d.ignored {
 		fix := "unset it, or correct it as the reason says"
 		switch {
-		case strings.Contains(in.reason, "relative") || strings.Contains(in.reason, "not an absolute path"):
-			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.name)
-		case in.name == "PATHFINDER_DRIVER_VERSION":
+		case strings.Contains(in.Reason, "relative") || strings.Contains(in.Reason, "not an absolute path"):
+			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.Name)
+		case in.Name == "PATHFINDER_DRIVER_VERSION":
 			fix = "unset it to probe the machine, or pin a version like 580.65.06"
-		case in.name == "CUDA_HOME" && strings.Contains(in.reason, "CUDA_PATH is set"):
+		case in.Name == "CUDA_HOME" && strings.Contains(in.Reason, "CUDA_PATH is set"):
 			fix = "point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"
 		}
-		out = append(out, problem{title: fmt.Sprintf("%s=%s is ignored: %s", in.name, in.value, in.reason), fix: fix})
+		out = append(out, problem{title: fmt.Sprintf("%s=%s is ignored: %s", in.Name, in.Value, in.Reason), fix: fix})
 	}
 	return out
 }
@@ -308,10 +308,6 @@ func absoluteDirs(list string) []string {
 	return out
 }
 
-func isStubPath(p string) bool {
-	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "stubs")
-}
-
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
@@ -344,15 +340,6 @@ func loadableHere(p string) bool {
 // hostLoadProblem is what the host's loader model says would stop a load of lib: the same words
 // find warns with and explain shows.
 func hostLoadProblem(f *host.Finder, lib *host.Library) string { return lib.LoadProblem }
-
-// hostIgnoredInputs is every variable the Finder's searches pass over, with why.
-func hostIgnoredInputs(f *host.Finder) []ignoredInput {
-	var out []ignoredInput
-	for _, in := range inspect.Of(f).IgnoredInputs() {
-		out = append(out, ignoredInput{in.Name, in.Value, in.Reason})
-	}
-	return out
-}
 
 // checkCache: a cache that is off without being turned off, or that cannot be written, answers
 // right but makes every run pay a cold search (and a compile): other commands stay quiet about it.

@@ -14,7 +14,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // doctorConfig keeps the search to the plugin steps, so that what this machine's loader finds
@@ -238,7 +238,7 @@ func TestDoctor_hostInputs(t *testing.T) {
 	unloadable := facts()
 	unloadable.libs[1].loadProblem = "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"
 	ignored := facts()
-	ignored.ignored = []ignoredInput{{name: "CUDA_PATH", value: "cuda-13.0", reason: "a relative path: pathfinder never resolves one against the working directory"}}
+	ignored.ignored = []host.IgnoredInput{{Name: "CUDA_PATH", Value: "cuda-13.0", Reason: "a relative path: pathfinder never resolves one against the working directory"}}
 	cacheOff := facts()
 	cacheOff.cache = inspect.Cache{Off: "/nonexistent/.cache/pathfinder (from $HOME): /nonexistent does not exist, and only the cache's own directories are made"}
 	cacheUnwritable := facts()
@@ -275,8 +275,8 @@ func TestDoctor_hostInputsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if len(hostIgnoredInputs(f)) != 1 {
-		t.Fatalf("ignored inputs: %v", hostIgnoredInputs(f))
+	if len(f.Inspect().IgnoredInputs()) != 1 {
+		t.Fatalf("ignored inputs: %v", f.Inspect().IgnoredInputs())
 	}
 	out, code := s.run(t)
 	golden(t, "doctor/ignored-input-end-to-end.txt", out)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // machine builds a captured machine under a temporary root: files by absolute path ("dir" makes a

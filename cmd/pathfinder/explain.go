@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/host"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -46,9 +45,9 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 }
 
 func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
-	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(inspect.Of(f).Order(ex.Name), " → "))
+	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Inspect().Order(ex.Name), " → "))
 	if ex.Err == nil || len(ex.Steps) > 0 {
-		fmt.Fprintf(w, "    looking for %s\n", strings.Join(inspect.Of(f).FileNames(ex.Kind, ex.Name), " or "))
+		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.Inspect().FileNames(ex.Kind, ex.Name), " or "))
 	}
 	for i, st := range ex.Steps {
 		fmt.Fprintf(w, "%2d. %-15s %-8s %8s", i+1, st.Step, st.Outcome, round(st.Duration))

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
 // putPE writes a PE DLL for machine at rel under dir, or an archive for a .lib, and returns its path.

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
 
 // Exit codes.
@@ -339,7 +340,7 @@ func (c *cli) parseKind(s string) (host.Kind, bool) {
 }
 
 // targets are the values --target takes; a test holds them to host.ParsePlatform.
-var targets = []string{"linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
+var targets = catalog.Targets
 
 // checkTarget reads --target ("" is this machine).
 func (c *cli) checkTarget(s string) bool {

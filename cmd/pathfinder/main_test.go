@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

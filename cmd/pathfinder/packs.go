@@ -22,7 +22,7 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		packs, dirs := inspect.Of(f).Packs(), inspect.Of(f).PackDirs()
+		packs, dirs := f.Inspect().Packs(), f.Inspect().PackDirs()
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			e.SetIndent("", "  ")

@@ -8,10 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
-// The child protocol (host/internal/child): the parent re-executes its own binary in the role
+// The child protocol (internal/child): the parent re-executes its own binary in the role
 // childCUDAProbe; this package's initialisation, which runs before the program's main, recognises
 // the role, probes libcuda, prints one JSON object carrying childMagic and exits. So a program that
 // imports this package needs nothing in its main, and its main never runs in the child.
@@ -80,8 +81,8 @@ func serveCUDAProbe() {
 
 // probeLibcuda runs the child and reads its answer.
 func probeLibcuda(p *prober) methodResult {
-	if libraryLoading != "" {
-		return unavailable("%s", libraryLoading)
+	if errCannotLoad != nil {
+		return unavailable("%v", errCannotLoad)
 	}
 	if r := child.Role(); r != "" {
 		// A child serves its role during initialisation and exits; one that got here was started
@@ -161,7 +162,7 @@ func cudaChildOutcome(p *prober, res cudaChildResult, override bool) methodResul
 		}
 		obs.gpus = append(obs.gpus, g)
 	}
-	detail := fmt.Sprintf("%s: CUDA %s, %s", res.Library, orDash(cudaVer), plural(len(obs.gpus), "device"))
+	detail := fmt.Sprintf("%s: CUDA %s, %s", res.Library, orDash(cudaVer), english.Plural(len(obs.gpus), "device"))
 	if len(res.Missing) > 0 {
 		detail += "; lacks " + strings.Join(res.Missing, ", ")
 	}

@@ -4,5 +4,5 @@ package driver
 
 // runCUDAChild is Linux-only; probeLibcuda does not start a child elsewhere.
 func runCUDAChild(libs []string) cudaChildResult {
-	return cudaChildResult{Step: "dlopen", Error: libraryLoading}
+	return cudaChildResult{Step: "dlopen", Error: errCannotLoad.Error()}
 }

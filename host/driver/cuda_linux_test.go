@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/child"
 )
 
 // TestProbe_libcuda runs the real child: this test binary re-executed, served by the package's

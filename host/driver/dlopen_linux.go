@@ -7,10 +7,12 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 )
 
-// libraryLoading is "" where this build can load libraries, and otherwise says why it cannot.
-const libraryLoading = ""
+// errCannotLoad is nil where this build can load libraries, and otherwise says why it cannot.
+var errCannotLoad error
 
 // dlopenFirst loads the first library of libs that loads. The caller must hold its OS thread
 // (runtime.LockOSThread): dlerror's message belongs to the thread that called dlopen. The error
@@ -18,7 +20,7 @@ const libraryLoading = ""
 func dlopenFirst(libs []string) (handle uintptr, path string, err error) {
 	var msgs []string
 	for _, l := range libs {
-		h, err := purego.Dlopen(l, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		h, err := loader.Dlopen(l, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
 			return h, l, nil
 		}

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // probeIoctl asks the control device for the driver version (NV_ESC_CHECK_VERSION_STR) and the GPU
@@ -58,7 +60,7 @@ func probeIoctl(p *prober) methodResult {
 	if cerr != nil {
 		parts = append(parts, cerr.Error())
 	} else {
-		parts = append(parts, "NV_ESC_CARD_INFO: "+plural(len(gpus), "GPU"))
+		parts = append(parts, "NV_ESC_CARD_INFO: "+english.Plural(len(gpus), "GPU"))
 	}
 	if verr != nil && cerr != nil {
 		return failed("%s", strings.Join(parts, "; "))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // TestMain needs nothing for the libcuda probe's child: this package's initialisation serves it

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // Authority per fact, highest first. The kernel interfaces know the kernel driver's version best (the
@@ -278,7 +279,7 @@ func unlistedNotes(gpus []GPU, listed map[string]bool) []string {
 			missing = append(missing, d+")")
 		}
 		if len(missing) > 0 {
-			notes = append(notes, fmt.Sprintf("%s does not list %s that other methods see: %s", s, plural(len(missing), "GPU"), strings.Join(missing, ", ")))
+			notes = append(notes, fmt.Sprintf("%s does not list %s that other methods see: %s", s, english.Plural(len(missing), "GPU"), strings.Join(missing, ", ")))
 		}
 	}
 	return notes
@@ -310,78 +311,4 @@ func assignIndexes(gpus []GPU) {
 		}
 		return a < b
 	})
-}
-
-// finish writes the merged answer into the report.
-func (p *prober) finish(r *Report) {
-	m := p.merge()
-	r.Platform = p.platform
-	r.DriverVersion, r.DriverVersionSource = m.driver, m.driverSource
-	r.CUDADriverVersion, r.CUDADriverVersionSource = m.cuda, m.cudaSource
-	r.L4TRelease, r.KernelModule = m.l4t, m.kernelModule
-	if m.gpus != nil {
-		r.GPUs = m.gpus
-	}
-	r.Notes = append(slices.Clone(p.notes), m.notes...)
-	if p.userSpace != nil {
-		r.UserSpace = p.userSpace
-		r.UserSpaceVersion = userSpaceLibs(p.userSpace).version()
-	}
-	switch {
-	case m.driver != "":
-		p.maxCUDA(r, r.DriverVersion)
-		if p.platform == PlatformTegra {
-			r.Notes = append(r.Notes, "on Jetson the CUDA version comes with the JetPack release; max_cuda is read from NVIDIA's desktop and server driver table")
-		}
-	case m.l4t != "":
-		r.Notes = append(r.Notes, fmt.Sprintf("Jetson (L4T %s): the CUDA version comes with the JetPack release, not from the driver table", m.l4t))
-	case r.UserSpaceVersion != "" && p.platform != PlatformTegra:
-		// No kernel module's version (not loaded, not visible): the user-space driver's version says
-		// what the driver supports once a module of the same version runs it.
-		if p.maxCUDA(r, r.UserSpaceVersion) {
-			r.MaxCUDASource = MaxCUDAFromUserSpace
-		}
-	}
-	v := p.state(r)
-	r.State, r.Summary, r.Hint = v.state, v.summary, v.hint
-	r.Ignored = p.ignored
-	for _, in := range p.ignored {
-		r.Summary += "; ignored " + in.String()
-	}
-}
-
-// maxCUDA looks driver (the kernel module's version, else the user space's) up in NVIDIA's table,
-// and reports whether a row matched. On WSL2 the version is the Windows driver's, so the Windows
-// column decides where NVIDIA fills it in.
-func (p *prober) maxCUDA(r *Report, driver string) bool {
-	rows, err := tables.CUDAReleases()
-	if err != nil {
-		r.Notes = append(r.Notes, err.Error())
-		return false
-	}
-	windows := p.platform == PlatformWSL2
-	var best tables.CUDARelease
-	for _, row := range rows {
-		floor := row.MinLinuxDriver
-		if windows && row.MinWindowsDriver != "" {
-			floor = row.MinWindowsDriver
-		}
-		if tables.CompareVersions(driver, floor) >= 0 && (best.Toolkit == "" || tables.CompareVersions(row.Toolkit, best.Toolkit) > 0) {
-			best = row
-		}
-	}
-	if best.Toolkit == "" {
-		oldest := rows[len(rows)-1]
-		r.Notes = append(r.Notes, fmt.Sprintf("driver %s is older than every CUDA toolkit in the table (%s needs %s)", driver, oldest.Release, oldest.MinLinuxDriver))
-		return false
-	}
-	r.MaxCUDA, r.MaxCUDARelease = best.Toolkit, best.Release
-	newest := rows[0]
-	if major := func(v string) int { n, _ := strconv.Atoi(strings.Split(v, ".")[0]); return n }; major(driver) > major(newest.MinLinuxDriver) && !windows {
-		r.Notes = append(r.Notes, fmt.Sprintf("driver %s is a newer branch than the table's newest release (%s, %s); it may support a newer CUDA than %s", driver, newest.Release, newest.MinLinuxDriver, best.Toolkit))
-	}
-	if r.CUDADriverVersion != "" && tables.CompareVersions(r.CUDADriverVersion, best.Toolkit) > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%s reports CUDA %s but NVIDIA lists driver %s for CUDA %s at most: a CUDA forward-compatibility package (cuda-compat) is probably in use", r.CUDADriverVersionSource, r.CUDADriverVersion, driver, best.Toolkit))
-	}
-	return true
 }

@@ -85,14 +85,6 @@ func (p *prober) overrideFile(env string) string {
 	return ""
 }
 
-// plural writes "1 GPU", "2 GPUs".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func orDash(s string) string {
 	if s == "" {
 		return "-"

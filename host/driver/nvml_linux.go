@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // nvmlFuncs are the NVML entry points the probe calls, bound with purego.
@@ -119,7 +121,7 @@ func runNVML(libs []string, override bool) methodResult {
 			obs.gpus = append(obs.gpus, *g)
 		}
 	}
-	detail := fmt.Sprintf("%s: driver %s, CUDA %s, %s", path, orDash(obs.driverVersion), orDash(obs.cudaVersion), plural(len(obs.gpus), "GPU"))
+	detail := fmt.Sprintf("%s: driver %s, CUDA %s, %s", path, orDash(obs.driverVersion), orDash(obs.cudaVersion), english.Plural(len(obs.gpus), "GPU"))
 	if len(missing) > 0 {
 		detail += "; lacks " + strings.Join(missing, ", ")
 	}

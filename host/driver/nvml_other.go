@@ -2,8 +2,10 @@
 
 package driver
 
-// libraryLoading says why this build cannot load libraries: the NVML and libcuda probes are written
-// for Linux's libnvidia-ml.so.1 and libcuda.so.1.
-const libraryLoading = "loading the NVIDIA libraries is implemented for Linux only"
+import "errors"
 
-func probeNVML(p *prober) methodResult { return unavailable("%s", libraryLoading) }
+// errCannotLoad says why this build cannot load libraries: the NVML and libcuda probes are written
+// for Linux's libnvidia-ml.so.1 and libcuda.so.1.
+var errCannotLoad = errors.New("loading the NVIDIA libraries is implemented for Linux only")
+
+func probeNVML(p *prober) methodResult { return unavailable("%v", errCannotLoad) }

@@ -2,8 +2,10 @@
 
 package driver
 
-// libraryLoading says why this build cannot load libraries: it was built without purego so that the
-// binary is fully static. The file methods, the ioctls and nvidia-smi still answer.
-const libraryLoading = "this build cannot load libraries (built with -tags pathfinder_static)"
+import "errors"
 
-func probeNVML(p *prober) methodResult { return unavailable("%s", libraryLoading) }
+// errCannotLoad says why this build cannot load libraries: it was built without purego so that the
+// binary is fully static. The file methods, the ioctls and nvidia-smi still answer.
+var errCannotLoad = errors.New("this build cannot load libraries (built with -tags pathfinder_static)")
+
+func probeNVML(p *prober) methodResult { return unavailable("%v", errCannotLoad) }

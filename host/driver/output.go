@@ -40,7 +40,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", label, value)
 	}
-	fact("state", r.State, "")
+	fact("state", string(r.State), "")
 	fmt.Fprintf(tw, "platform\t%s\n", r.Platform)
 	src := r.DriverVersionSource
 	if r.KernelModule != "" {
@@ -111,7 +111,7 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // describe says where the loader would find the library, for WriteText.
-func (l DriverLibrary) describe() string {
+func (l UserSpaceLibrary) describe() string {
 	if l.Error != "" {
 		return l.Error
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // PCI class codes (class file: 0xCCSSPP) of the functions that are GPUs: VGA-compatible (0x0300) and
@@ -54,7 +55,7 @@ func probePCI(p *prober) methodResult {
 		}
 		ds = append(ds, d)
 	}
-	return ok(fmt.Sprintf("%s: %s", plural(len(obs.gpus), "NVIDIA GPU"), strings.Join(ds, ", ")), obs)
+	return ok(fmt.Sprintf("%s: %s", english.Plural(len(obs.gpus), "NVIDIA GPU"), strings.Join(ds, ", ")), obs)
 }
 
 // readPCIDevice reads one /sys/bus/pci/devices entry and reports whether it is an NVIDIA GPU.

@@ -152,9 +152,9 @@ type prober struct {
 	timeout   time.Duration
 	explicit  bool
 	live      bool // Root is this machine, so the driver's own code may run (where driverCodeBlocked allows)
-	platform  string
+	platform  Platform
 	machine   machine
-	userSpace []DriverLibrary // the driver's libraries as the loader would find them; nil when not looked for
+	userSpace []UserSpaceLibrary // the driver's libraries as the loader would find them; nil when not looked for
 	signals   map[string]driverSignal
 	answered  []string // the methods running the driver's own code that answered
 	obs       []observation

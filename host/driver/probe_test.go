@@ -12,7 +12,8 @@ import (
 // file, so the ioctl fails as it does in any copy of /dev) and checks what the probe concludes.
 func TestProbe_procSamples(t *testing.T) {
 	type want struct {
-		platform, driver, module, l4t, maxCUDA, release, note string
+		platform                                    Platform
+		driver, module, l4t, maxCUDA, release, note string
 	}
 	wants := map[string]want{
 		"closed_x86_64_177.80_2008.txt":         {platform: PlatformNative, driver: "177.80", module: "proprietary", note: "older than every CUDA toolkit"},
@@ -102,9 +103,9 @@ func TestProbe_platform(t *testing.T) {
 	tests := []struct {
 		name     string
 		files    map[string]string
-		platform string
+		platform Platform
 		l4t      string
-		state    string
+		state    State
 	}{
 		{name: "wsl2", files: map[string]string{"/dev/dxg": "", "/usr/lib/wsl/lib/libcuda.so.1": ""}, platform: PlatformWSL2, state: StateWSL2},
 		{name: "native", files: map[string]string{"/dev/nvidiactl": "", "/sys/module/nvidia/version": "550.54.14\n"}, platform: PlatformNative, state: StateNoUserSpace},
@@ -124,7 +125,7 @@ func TestProbe_platform(t *testing.T) {
 			if r.Platform != tc.platform || r.L4TRelease != tc.l4t {
 				t.Fatalf("platform %q l4t %q; want %q %q", r.Platform, r.L4TRelease, tc.platform, tc.l4t)
 			}
-			wantOutcome(t, r, methodPlatform, OutcomeOK, tc.platform)
+			wantOutcome(t, r, methodPlatform, OutcomeOK, string(tc.platform))
 			if r.State != tc.state {
 				t.Fatalf("state %q (%s), want %q", r.State, r.Summary, tc.state)
 			}

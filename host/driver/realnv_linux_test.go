@@ -18,7 +18,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/pathfinder-dev/pathfinder/internal/realnv"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // These tests use NVIDIA's own user-space driver, 550.163.01 (Debian trixie) and 535.261.03
@@ -209,7 +209,7 @@ func TestProbe_statesWithRealLibraries(t *testing.T) {
 		name      string
 		files     map[string]string
 		libs      realDriver
-		state     string
+		state     State
 		kernel    string
 		userSpace string
 		summary   []string
@@ -298,7 +298,7 @@ func TestProbe_realNvidiaSMI(t *testing.T) {
 	}
 	tests := []struct {
 		name, libraryPath string
-		state             string
+		state             State
 		detail            []string
 	}{
 		{name: "no driver behind the nodes", libraryPath: d.nvmlDir, state: StateNotAnswering,

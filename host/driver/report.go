@@ -9,13 +9,15 @@ import (
 // ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
 var ErrNoDriver = errors.New("no working nvidia driver")
 
-// Platform values of Report.Platform.
+// Platform says what kind of machine the driver runs on, as its device nodes and files tell.
+type Platform string
+
 const (
-	PlatformNative         = "native"                          // /dev/nvidiactl is present
-	PlatformWSL2           = "wsl2"                            // /dev/dxg: the driver runs on the Windows host
-	PlatformTegra          = "tegra"                           // Jetson: nv_tegra_release, nvgpu or an L4T NVRM line
-	PlatformContainerNoGPU = "container-without-device-access" // driver files, no device nodes
-	PlatformNoDriver       = "no-driver"
+	PlatformNative         Platform = "native"                          // /dev/nvidiactl is present
+	PlatformWSL2           Platform = "wsl2"                            // /dev/dxg: the driver runs on the Windows host
+	PlatformTegra          Platform = "tegra"                           // Jetson: nv_tegra_release, nvgpu or an L4T NVRM line
+	PlatformContainerNoGPU Platform = "container-without-device-access" // driver files, no device nodes
+	PlatformNoDriver       Platform = "no-driver"
 )
 
 const (
@@ -76,11 +78,11 @@ func (in IgnoredInput) String() string {
 type Report struct {
 	// State names the driver's state in one word (StateWorking, StateNotLoaded, …); Summary says it
 	// in one line with the versions, and Hint what to do about it ("" when nothing needs doing).
-	State   string `json:"state"`
+	State   State  `json:"state"`
 	Summary string `json:"summary"`
 	Hint    string `json:"hint,omitempty"`
 
-	Platform string `json:"platform"`
+	Platform Platform `json:"platform"`
 	// DriverVersion is the kernel module's version (on WSL2, the Windows driver's).
 	DriverVersion       string `json:"driver_version,omitempty"`
 	DriverVersionSource string `json:"driver_version_source,omitempty"`
@@ -91,8 +93,8 @@ type Report struct {
 	// file the dynamic loader would map (libnvidia-ml.so.1 → libnvidia-ml.so.550.163.01, else
 	// libcuda's), without loading it; UserSpace lists each library. Both are empty when the
 	// userspace method did not run.
-	UserSpaceVersion string          `json:"user_space_version,omitempty"`
-	UserSpace        []DriverLibrary `json:"user_space,omitempty"`
+	UserSpaceVersion string             `json:"user_space_version,omitempty"`
+	UserSpace        []UserSpaceLibrary `json:"user_space,omitempty"`
 	// CUDADriverVersion is the CUDA version the user-mode driver implements, e.g. "13.0".
 	CUDADriverVersion       string `json:"cuda_driver_version,omitempty"`
 	CUDADriverVersionSource string `json:"cuda_driver_version_source,omitempty"`

@@ -11,7 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // smiQueryFields is what the probe asks nvidia-smi, one CSV line per GPU in NVML's order.
@@ -83,7 +84,7 @@ func probeNvidiaSMI(p *prober) methodResult {
 			}
 		}
 	}
-	detail := fmt.Sprintf("%s: driver %s, CUDA %s, %s", path, orDash(obs.driverVersion), orDash(obs.cudaVersion), plural(len(obs.gpus), "GPU"))
+	detail := fmt.Sprintf("%s: driver %s, CUDA %s, %s", path, orDash(obs.driverVersion), orDash(obs.cudaVersion), english.Plural(len(obs.gpus), "GPU"))
 	if len(notes) > 0 {
 		detail += "; " + strings.Join(notes, "; ")
 	}

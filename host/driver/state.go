@@ -4,20 +4,24 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
-// State values of Report.State: what the machine's driver is, in one word.
+// State is what the machine's driver is, in one word: Report.State.
+type State string
+
 const (
-	StateWorking      = "working"                  // kernel module loaded, its device nodes present, its libraries the same version
-	StateNoDriver     = "no-driver"                // no NVIDIA driver software at all
-	StateNotLoaded    = "kernel-module-not-loaded" // the user-space driver is installed, the kernel module is not loaded
-	StateMismatch     = "version-mismatch"         // the kernel module and the user-space libraries are different versions
-	StateNoDevices    = "container-without-device-access"
-	StateNoUserSpace  = "user-space-driver-missing" // the kernel module is loaded, libcuda.so.1 and libnvidia-ml.so.1 are not where the loader looks
-	StateNotAnswering = "driver-not-answering"      // everything is in place, but the driver's own code cannot reach it
-	StateWSL2         = "wsl2"                      // the driver is the Windows host's
-	StateTegra        = "tegra"                     // Jetson: the driver comes with the L4T/JetPack release
-	StatePinned       = "pinned"                    // PATHFINDER_DRIVER_VERSION names the version; the machine decides nothing
+	StateWorking      State = "working"                  // kernel module loaded, its device nodes present, its libraries the same version
+	StateNoDriver     State = "no-driver"                // no NVIDIA driver software at all
+	StateNotLoaded    State = "kernel-module-not-loaded" // the user-space driver is installed, the kernel module is not loaded
+	StateMismatch     State = "version-mismatch"         // the kernel module and the user-space libraries are different versions
+	StateNoDevices    State = "container-without-device-access"
+	StateNoUserSpace  State = "user-space-driver-missing" // the kernel module is loaded, libcuda.so.1 and libnvidia-ml.so.1 are not where the loader looks
+	StateNotAnswering State = "driver-not-answering"      // everything is in place, but the driver's own code cannot reach it
+	StateWSL2         State = "wsl2"                      // the driver is the Windows host's
+	StateTegra        State = "tegra"                     // Jetson: the driver comes with the L4T/JetPack release
+	StatePinned       State = "pinned"                    // PATHFINDER_DRIVER_VERSION names the version; the machine decides nothing
 )
 
 // Working reports whether CUDA programs can use the driver: State is working or pinned, or WSL2 or
@@ -33,7 +37,10 @@ func (r *Report) Working() bool {
 }
 
 // verdict is a state with its one-line summary and hint.
-type verdict struct{ state, summary, hint string }
+type verdict struct {
+	state         State
+	summary, hint string
+}
 
 // state names what the methods found, as one state with the versions.
 func (p *prober) state(r *Report) verdict {
@@ -75,7 +82,7 @@ func (p *prober) state(r *Report) verdict {
 		v := verdict{StateNoDriver, "no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1",
 			"install NVIDIA's driver (your distribution's nvidia-driver package, or NVIDIA's installer); in a container, start it with GPU access (docker run --gpus all) on a host that has the driver"}
 		if n := len(r.GPUs); n > 0 {
-			v.summary = fmt.Sprintf("no NVIDIA driver for the %s on the PCI bus: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1", plural(n, "GPU"))
+			v.summary = fmt.Sprintf("no NVIDIA driver for the %s on the PCI bus: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1", english.Plural(n, "GPU"))
 		}
 		if stub := user.lib("libcuda.so.1"); stub != nil && stub.Stub {
 			v.summary += fmt.Sprintf("; the libcuda.so.1 the loader finds (%s, via %s) is the CUDA toolkit's stub", stub.Path, stub.Via)
@@ -138,9 +145,9 @@ func (p *prober) claims(fact func(observation) string, sources ...string) []clai
 }
 
 // userSpaceLibs are the driver libraries the userspace method found.
-type userSpaceLibs []DriverLibrary
+type userSpaceLibs []UserSpaceLibrary
 
-func (u userSpaceLibs) lib(soname string) *DriverLibrary {
+func (u userSpaceLibs) lib(soname string) *UserSpaceLibrary {
 	for i := range u {
 		if u[i].Soname == soname && u[i].Error == "" {
 			return &u[i]
@@ -151,7 +158,7 @@ func (u userSpaceLibs) lib(soname string) *DriverLibrary {
 
 // any reports whether a driver library (not a stub) was found, with or without a version.
 func (u userSpaceLibs) any() bool {
-	return slices.ContainsFunc(u, func(d DriverLibrary) bool { return d.Error == "" && !d.Stub })
+	return slices.ContainsFunc(u, func(d UserSpaceLibrary) bool { return d.Error == "" && !d.Stub })
 }
 
 // version is the user-space driver's version: libnvidia-ml's, which must match the kernel module's,

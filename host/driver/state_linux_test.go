@@ -28,7 +28,7 @@ func TestProbe_states(t *testing.T) {
 		vars    map[string]string
 		smi     func(t *testing.T) string
 		methods []string
-		state   string
+		state   State
 		summary string
 		hint    string
 	}{
@@ -86,7 +86,10 @@ func TestProbe_states(t *testing.T) {
 
 // TestProbe_nvmlSignals: what nvmlInit_v2's failure says names the state.
 func TestProbe_nvmlSignals(t *testing.T) {
-	for _, tc := range []struct{ ret, state string }{{"18", StateMismatch}, {"9", StateNotAnswering}} {
+	for _, tc := range []struct {
+		ret   string
+		state State
+	}{{"18", StateMismatch}, {"9", StateNotAnswering}} {
 		lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, "INIT_RET="+tc.ret)
 		r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), rootIsLive: true, Methods: []string{methodSysfs, methodNVML},
 			LookupEnv: env(map[string]string{envNVMLLibrary: lib})})

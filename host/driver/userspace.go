@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pathfinder-dev/pathfinder/host/internal/ldso"
+	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 )
 
-// DriverLibrary is one of the driver's user-space libraries as the dynamic loader would find it,
+// UserSpaceLibrary is one of the driver's user-space libraries as the dynamic loader would find it,
 // read without loading it.
-type DriverLibrary struct {
+type UserSpaceLibrary struct {
 	Soname string `json:"soname"` // "libcuda.so.1", "libnvidia-ml.so.1"
 	// Path is where the loader would find it, RealPath the file it maps (every symlink resolved),
 	// whose name carries the driver's version: libcuda.so.550.163.01. Both are "" when not found.
@@ -43,7 +43,7 @@ var driverLibraries = []struct{ soname, env string }{
 // the version from the name of the file it would map. It loads nothing, so it also answers where
 // the kernel module is missing or another version.
 func probeUserSpace(p *prober) methodResult {
-	p.userSpace = []DriverLibrary{}
+	p.userSpace = []UserSpaceLibrary{}
 	var parts []string
 	found := 0
 	for _, l := range driverLibraries {
@@ -72,9 +72,9 @@ func probeUserSpace(p *prober) methodResult {
 
 // findDriverLibrary asks the loader model where soname is, or opens the file the override names.
 // LD_LIBRARY_PATH counts only on this machine: a captured Root's loader never saw this process's.
-func (p *prober) findDriverLibrary(soname, overrideEnv string) DriverLibrary {
-	dl := DriverLibrary{Soname: soname}
-	l := ldso.Loader{Root: p.root, Getenv: func(k string) string {
+func (p *prober) findDriverLibrary(soname, overrideEnv string) UserSpaceLibrary {
+	dl := UserSpaceLibrary{Soname: soname}
+	l := loadermodel.Loader{Root: p.root, Getenv: func(k string) string {
 		if p.live {
 			return p.getenv(k)
 		}
@@ -103,7 +103,7 @@ func (p *prober) findDriverLibrary(soname, overrideEnv string) DriverLibrary {
 	if dl.RealPath == "" {
 		dl.RealPath = dl.Path
 	}
-	dl.Stub = hasDir(dl.Path, "stubs") || hasDir(dl.RealPath, "stubs")
+	dl.Stub = loadermodel.IsStub(filepath.ToSlash(filepath.Dir(dl.Path))) || loadermodel.IsStub(filepath.ToSlash(filepath.Dir(dl.RealPath)))
 	dl.Compat = hasDir(dl.Path, "compat") || hasDir(dl.RealPath, "compat")
 	if !dl.Stub {
 		dl.Version = versionInFileName(soname, filepath.Base(dl.RealPath))

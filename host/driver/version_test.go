@@ -1,9 +1,10 @@
 package driver
 
 import (
-	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 )
 
 func Test_parseProcVersion_samples(t *testing.T) {

@@ -1,11 +1,12 @@
 // Package inspect is what a host.Finder tells the pathfinder command about itself beyond the Go
 // API: its effective settings, descriptor packs and plugins, the site-packages it found. A Go
 // program has no use for these; they live here, outside host/ so that cmd/ can import them and
-// under internal/ so that no one else does. host fills in Of and CheckConfigFile when it starts.
+// under internal/ so that no one else does. host.(*Finder).Inspect returns one.
 package inspect
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 )
@@ -36,14 +37,6 @@ type Finder interface {
 	FileNames(kind abi.Kind, name string) []string
 }
 
-// Of returns what finder, a *host.Finder, tells about itself. host sets it: this package cannot
-// import host, which imports it.
-var Of func(finder any) Finder
-
-// CheckConfigFile validates one config file as the only layer over the built-in defaults, its
-// plugins loaded and asked what they are (`pathfinder config check`). host sets it.
-var CheckConfigFile func(ctx context.Context, file string) error
-
 // Cache is where the on-disk caches (compiled modules, find answers) are, or why they are off.
 type Cache struct {
 	Dir      string // "" when off
@@ -54,11 +47,16 @@ type Cache struct {
 	WriteError string
 }
 
-// IgnoredInput is a variable a search would have used but passed over, and why.
+// IgnoredInput is a variable a search would have used but passed over, and why: a relative
+// CUDA_PATH, a VIRTUAL_ENV that does not exist. host gives it to its callers as host.IgnoredInput.
 type IgnoredInput struct {
-	Name   string `json:"name"`
+	Name   string `json:"name"` // the variable, "CUDA_PATH"
 	Value  string `json:"value"`
 	Reason string `json:"reason"`
+}
+
+func (in IgnoredInput) String() string {
+	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
 }
 
 // Where descriptor packs come from, in the order they are read. A later pack may redefine a library

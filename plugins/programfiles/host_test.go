@@ -10,7 +10,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
-	"github.com/pathfinder-dev/pathfinder/internal/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
 var (

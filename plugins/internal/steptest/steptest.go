@@ -22,11 +22,13 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
-	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
 
 // Options says what a step needs beyond a tree and variables.
@@ -37,7 +39,16 @@ type Options struct {
 }
 
 // Platforms are the platforms every step is compared on.
-var Platforms = []abi.Platform{{OS: "linux", Arch: "amd64"}, {OS: "linux", Arch: "arm64"}, {OS: "windows", Arch: "amd64"}, {OS: "windows", Arch: "arm64"}}
+var Platforms = platforms()
+
+func platforms() []abi.Platform {
+	var out []abi.Platform
+	for _, t := range catalog.Targets {
+		osName, arch, _ := strings.Cut(t, "/")
+		out = append(out, abi.Platform{OS: osName, Arch: arch})
+	}
+	return out
+}
 
 // MatchReference compares the builtin module's p.Name with p over two random universes.
 func MatchReference(t *testing.T, p abi.Plugin, opt Options) {

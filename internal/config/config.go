@@ -1,0 +1,550 @@
+// Package config reads pathfinder.toml in its layers — the built-in defaults, the system and user
+// files, $PATHFINDER_CONFIG, --config — and the descriptor packs they and the environment name. It
+// checks them before any search: keys and their types, step names, grants, plugin sources, the
+// plugin files and their pins. Every error names the file, line and column of the key at fault.
+package config
+
+import (
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/suggest"
+	"github.com/pathfinder-dev/pathfinder/internal/tomlx"
+)
+
+// Host-owned steps that may appear in a step order besides plugin names (host.StepAlreadyLoaded,
+// host.StepSystem).
+const (
+	StepAlreadyLoaded = "already-loaded"
+	StepSystem        = "system"
+)
+
+// Options say where the layers are and how the environment is read.
+type Options struct {
+	ConfigFile      string // applied last, after the system file, the user file and $PATHFINDER_CONFIG
+	OnlyConfigFile  bool   // ConfigFile is the only layer over the built-in defaults (config check)
+	SystemConfigDir string // "" means /etc/pathfinder
+	Getenv          func(string) string
+}
+
+// systemDir is the directory of the system config and packs.
+func (o *Options) systemDir() string {
+	if o.SystemConfigDir == "" {
+		return "/etc/pathfinder"
+	}
+	return o.SystemConfigDir
+}
+
+// Config is the effective configuration after every layer has been applied.
+type Config struct {
+	Order        []string
+	SitePackages []string
+	LibraryOrder map[string][]string
+	Plugins      map[string]*Plugin
+	CacheDir     string
+	CacheEnabled bool
+	// ResolveDlopen answers system_resolve by dlopen in a child process, within DlopenTimeout,
+	// instead of the loader model alone ([system] resolve = "dlopen").
+	ResolveDlopen bool
+	DlopenTimeout time.Duration
+	Files         []string // the layers that were read, in order
+	PackDirs      []string // [packs] dirs: pack files or directories, absolute
+
+	hash    hash.Hash           // of every layer's name and contents, in order
+	origins map[string]*setting // every key set, with its last value and where: pathfinder config
+}
+
+// The shape of one config file. Pointers tell a key that is set from one that is absent, so a layer
+// overrides only what it sets.
+type file struct {
+	Search struct {
+		Order        *[]string `toml:"order"`
+		SitePackages *[]string `toml:"site_packages"`
+	} `toml:"search"`
+	Library map[string]struct {
+		Order *[]string `toml:"order"`
+	} `toml:"library"`
+	Plugin map[string]struct {
+		Source  *string           `toml:"source"`
+		SHA256  *string           `toml:"sha256"`
+		Env     *[]string         `toml:"env"`
+		Read    *[]string         `toml:"read"`
+		Caps    *[]string         `toml:"capabilities"`
+		Memory  *string           `toml:"memory"`
+		Timeout *string           `toml:"timeout"`
+		Options map[string]string `toml:"options"`
+		// AllowWritable accepts a plugin file writable by others than its owner.
+		AllowWritable *bool `toml:"allow_writable"`
+	} `toml:"plugin"`
+	Packs struct {
+		Dirs *[]string `toml:"dirs"` // descriptor pack files or directories of them
+	} `toml:"packs"`
+	Cache struct {
+		Dir     *string `toml:"dir"`
+		Enabled *bool   `toml:"enabled"`
+	} `toml:"cache"`
+	System struct {
+		Resolve       *string `toml:"resolve"`        // "model" or "dlopen"
+		DlopenTimeout *string `toml:"dlopen_timeout"` // for resolve = "dlopen"
+	} `toml:"system"`
+}
+
+// layers returns the config files to read after the built-in defaults, in order. Missing system and
+// user files are skipped; a missing PATHFINDER_CONFIG or --config file is an error (Load refuses a
+// relative PATHFINDER_CONFIG, as every variable naming a path).
+func layers(opts *Options) (optional, required []string) {
+	if opts.OnlyConfigFile {
+		return nil, []string{opts.ConfigFile}
+	}
+	optional = append(optional, filepath.Join(opts.systemDir(), "pathfinder.toml"))
+	if dir := UserDir(opts.Getenv, "XDG_CONFIG_HOME", ".config"); dir != "" {
+		optional = append(optional, filepath.Join(dir, "pathfinder", "pathfinder.toml"))
+	}
+	if f := opts.Getenv("PATHFINDER_CONFIG"); f != "" {
+		required = append(required, f)
+	}
+	if opts.ConfigFile != "" {
+		required = append(required, opts.ConfigFile)
+	}
+	return optional, required
+}
+
+// UserDir is $xdgVar, else $HOME/fallback; "" when neither is usable.
+func UserDir(getenv func(string) string, xdgVar, fallback string) string {
+	if d := getenv(xdgVar); filepath.IsAbs(d) {
+		return d
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, fallback)
+	}
+	return ""
+}
+
+// Defaults returns a config with nothing but what every layer starts from; Apply adds layers to it.
+func Defaults() *Config {
+	return &Config{LibraryOrder: map[string][]string{}, Plugins: map[string]*Plugin{}, hash: sha256.New()}
+}
+
+// builtinLayer is the built-in defaults applied once per process: decoding them and finding each
+// key's position was a fifth of a warm Finder's start. Each Finder gets its own copy.
+var builtinLayer = sync.OnceValues(func() (*Config, error) {
+	c := Defaults()
+	return c, c.Apply("builtin:pathfinder.toml", builtin.DefaultConfig())
+})
+
+// clone copies c deeply enough that applying more layers to the copy leaves c as it was (layers
+// replace slices and maps whole; noteValue edits a setting in place, so settings are copied).
+func (c *Config) clone() *Config {
+	n := *c
+	n.LibraryOrder = maps.Clone(c.LibraryOrder)
+	n.Plugins = make(map[string]*Plugin, len(c.Plugins))
+	for k, p := range c.Plugins {
+		q := *p
+		n.Plugins[k] = &q
+	}
+	n.origins = make(map[string]*setting, len(c.origins))
+	for k, s := range c.origins {
+		v := *s
+		n.origins[k] = &v
+	}
+	n.Files = slices.Clone(c.Files)
+	n.PackDirs = slices.Clone(c.PackDirs)
+	state, _ := c.hash.(encoding.BinaryMarshaler).MarshalBinary()
+	n.hash = sha256.New()
+	n.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(state)
+	return &n
+}
+
+// Hash identifies the configuration: every layer's name and contents, in order.
+func (c *Config) Hash() []byte { return c.hash.Sum(nil) }
+
+// Load reads every layer over the built-in defaults and checks the result.
+func Load(opts Options) (*Config, error) {
+	base, err := builtinLayer()
+	if err != nil {
+		return nil, err
+	}
+	c := base.clone()
+	optional, required := layers(&opts)
+	for _, name := range optional {
+		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			return nil, &Error{File: name, Err: err}
+		}
+		if err := c.Apply(name, data); err != nil {
+			return nil, err
+		}
+	}
+	if f := opts.Getenv("PATHFINDER_CONFIG"); f != "" && !opts.OnlyConfigFile && !filepath.IsAbs(f) {
+		return nil, &Error{Err: fmt.Errorf("$PATHFINDER_CONFIG %q is a relative path: refused, never resolved against the working directory", f)}
+	}
+	for _, name := range required {
+		if !filepath.IsAbs(name) { // --config FILE, a command-line argument
+			abs, err := filepath.Abs(name)
+			if err != nil {
+				return nil, &Error{File: name, Err: err}
+			}
+			name = abs
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, &Error{Err: err}
+		}
+		if err := c.Apply(name, data); err != nil {
+			return nil, err
+		}
+	}
+	return c, c.Check()
+}
+
+// Apply reads the layer name, whose contents are data, over c.
+func (c *Config) Apply(name string, data []byte) error {
+	var f file
+	if err := tomlx.Decode(name, data, &f); err != nil {
+		var te *tomlx.Error
+		if errors.As(err, &te) {
+			return &Error{File: name, Line: te.Line, Col: te.Col, Key: te.Key, Err: te.Err}
+		}
+		return &Error{File: name, Err: err}
+	}
+	fail := func(err error, key ...string) error {
+		line, col := tomlx.Position(data, key)
+		return &Error{File: name, Line: line, Col: col, Key: strings.Join(key, "."), Err: err}
+	}
+	c.Files = append(c.Files, name)
+	c.noteOrigins(name, data, &f)
+	fmt.Fprintf(c.hash, "%s\x00%d\x00", name, len(data))
+	c.hash.Write(data)
+	if f.Search.Order != nil {
+		c.Order = *f.Search.Order
+	}
+	if f.Search.SitePackages != nil {
+		c.SitePackages = *f.Search.SitePackages
+	}
+	for lib, l := range f.Library {
+		if l.Order != nil {
+			c.LibraryOrder[lib] = *l.Order
+		}
+	}
+	for pname, fp := range f.Plugin {
+		p := c.Plugins[pname]
+		if p == nil {
+			p = &Plugin{Name: pname, Memory: 64 << 20, Timeout: 5 * time.Second, DefinedIn: name}
+			c.Plugins[pname] = p
+		}
+		pluginErr := func(err error, key ...string) error {
+			return fail(&PluginError{Plugin: pname, Op: "config", Err: err}, append([]string{"plugin", pname}, key...)...)
+		}
+		if fp.Source != nil {
+			src, err := parseSource(name, *fp.Source)
+			if err != nil {
+				return pluginErr(err, "source")
+			}
+			p.Source, p.DefinedIn = src, name
+			if src.File != "" {
+				c.noteValue("plugin."+pname+".source", src.File)
+			}
+		}
+		if fp.AllowWritable != nil {
+			p.AllowWritable = *fp.AllowWritable
+		}
+		if fp.SHA256 != nil {
+			p.SHA256 = strings.ToLower(*fp.SHA256)
+			c.noteValue("plugin."+pname+".sha256", p.SHA256)
+		}
+		if fp.Env != nil {
+			if err := checkEnvGrants(*fp.Env); err != nil {
+				return fail(fmt.Errorf("plugin.%s.env: %w", pname, err), "plugin", pname, "env")
+			}
+			p.Env = *fp.Env
+		}
+		if fp.Read != nil {
+			read, err := parseGrants(*fp.Read)
+			if err != nil {
+				return fail(fmt.Errorf("plugin.%s.read: %w", pname, err), "plugin", pname, "read")
+			}
+			p.Read = read
+		}
+		if fp.Caps != nil {
+			for _, cp := range *fp.Caps {
+				if cp != abi.CapabilitySystemResolve {
+					return fail(fmt.Errorf("plugin.%s.capabilities: unknown capability %q (known: %q)", pname, cp, abi.CapabilitySystemResolve), "plugin", pname, "capabilities")
+				}
+			}
+			p.Caps = *fp.Caps
+		}
+		if fp.Memory != nil {
+			m, err := parseBytes(*fp.Memory)
+			if err != nil {
+				return fail(fmt.Errorf("plugin.%s.memory: %v", pname, err), "plugin", pname, "memory")
+			}
+			p.Memory = m
+		}
+		if fp.Timeout != nil {
+			d, err := time.ParseDuration(*fp.Timeout)
+			if err != nil || d <= 0 {
+				return fail(fmt.Errorf("plugin.%s.timeout: %q is not a positive duration such as \"2s\"", pname, *fp.Timeout), "plugin", pname, "timeout")
+			}
+			p.Timeout = d
+		}
+		if fp.Options != nil {
+			p.Options = fp.Options
+		}
+		if p.Source == (Source{}) {
+			return fail(fmt.Errorf("plugin %q has no source (expected \"builtin:NAME\" or a .wasm path)", pname), "plugin", pname)
+		}
+		if p.SHA256 != "" {
+			if _, err := hex.DecodeString(p.SHA256); err != nil || len(p.SHA256) != 64 {
+				return pluginErr(fmt.Errorf("sha256 %q is not 64 hex digits", p.SHA256), "sha256")
+			}
+		}
+	}
+	if f.Packs.Dirs != nil {
+		dirs := make([]string, len(*f.Packs.Dirs))
+		for i, d := range *f.Packs.Dirs {
+			var err error
+			if dirs[i], err = resolvePath(name, d); err != nil {
+				return fail(fmt.Errorf("packs.dirs: %v", err), "packs", "dirs")
+			}
+		}
+		c.PackDirs = dirs
+		c.noteValue("packs.dirs", dirs)
+	}
+	if f.Cache.Dir != nil {
+		c.CacheDir = *f.Cache.Dir
+	}
+	if f.Cache.Enabled != nil {
+		c.CacheEnabled = *f.Cache.Enabled
+	}
+	if r := f.System.Resolve; r != nil {
+		if *r != "model" && *r != "dlopen" {
+			return fail(fmt.Errorf("system.resolve: %q is not \"model\" or \"dlopen\"", *r), "system", "resolve")
+		}
+		c.ResolveDlopen = *r == "dlopen"
+	}
+	if t := f.System.DlopenTimeout; t != nil {
+		d, err := time.ParseDuration(*t)
+		if err != nil || d <= 0 {
+			return fail(fmt.Errorf("system.dlopen_timeout: %q is not a positive duration such as \"5s\"", *t), "system", "dlopen_timeout")
+		}
+		c.DlopenTimeout = d
+	}
+	return nil
+}
+
+// Check validates the merged result: every step in every order exists, once; every site-packages
+// directory is absolute; every plugin file may be run and no read grant is over-broad.
+func (c *Config) Check() error {
+	orders := map[string][]string{"search.order": c.Order}
+	for lib, o := range c.LibraryOrder {
+		orders["library."+lib+".order"] = o
+	}
+	keys := make([]string, 0, len(orders))
+	for k := range orders {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		seen := map[string]bool{}
+		for _, step := range orders[k] {
+			if step != StepAlreadyLoaded && step != StepSystem && c.Plugins[step] == nil {
+				steps := c.stepNames()
+				return c.ErrorAt(k, fmt.Errorf("%s names unknown step %q%s (known: %s)", k, step, suggest.Phrase(suggest.Closest(step, steps)), strings.Join(steps, ", ")))
+			}
+			if seen[step] {
+				return c.ErrorAt(k, fmt.Errorf("%s names step %q twice", k, step))
+			}
+			seen[step] = true
+		}
+	}
+	for _, dir := range c.SitePackages {
+		if !filepath.IsAbs(dir) {
+			return c.ErrorAt("search.site_packages", fmt.Errorf("search.site_packages entry %q is a relative path: refused, never resolved against the working directory", dir))
+		}
+	}
+	for _, name := range c.PluginNames() {
+		if err := c.checkPluginFile(c.Plugins[name]); err != nil {
+			return err
+		}
+		if err := c.checkGrants(c.Plugins[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) stepNames() []string {
+	names := []string{StepAlreadyLoaded, StepSystem}
+	for n := range c.Plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// PluginNames lists the configured plugins by name.
+func (c *Config) PluginNames() []string {
+	names := make([]string, 0, len(c.Plugins))
+	for n := range c.Plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// OrderFor returns the step order that applies to the library lib.
+func (c *Config) OrderFor(lib string) []string {
+	if o, ok := c.LibraryOrder[lib]; ok {
+		return o
+	}
+	return c.Order
+}
+
+// UsedIn lists the step orders that name plugin name: "search.order", "library.cudart.order".
+func (c *Config) UsedIn(name string) []string {
+	var out []string
+	if slices.Contains(c.Order, name) {
+		out = append(out, "search.order")
+	}
+	libs := make([]string, 0, len(c.LibraryOrder))
+	for lib, o := range c.LibraryOrder {
+		if slices.Contains(o, name) {
+			libs = append(libs, lib)
+		}
+	}
+	sort.Strings(libs)
+	for _, lib := range libs {
+		out = append(out, "library."+lib+".order")
+	}
+	return out
+}
+
+// usedInNote is " (named in search.order, library.cudart.order)", or "" for a plugin no order names.
+func (c *Config) usedInNote(name string) string {
+	if u := c.UsedIn(name); len(u) > 0 {
+		return " (named in " + strings.Join(u, ", ") + ")"
+	}
+	return ""
+}
+
+// Cache is where the on-disk caches are, or why they are off.
+type Cache struct {
+	Dir      string // "" when off
+	Off      string // why they are off; "" when on
+	Disabled bool   // off on purpose: PATHFINDER_NO_CACHE=1 or [cache] enabled = false
+}
+
+// CacheBase is where the on-disk caches are, or why they are off. Of the cache dir only its own
+// last components are ever made: those of $PATHFINDER_CACHE_DIR and [cache] dir below a directory
+// that exists, "pathfinder" in an existing $XDG_CACHE_HOME, ".cache/pathfinder" in an existing $HOME
+// (Debian's nobody has HOME=/nonexistent, which root must not make). check judges the dir, given
+// the directory that must exist above it (cachefile.Check): one others may write is a way to choose
+// what find answers, and is not used.
+func (c *Config) CacheBase(getenv func(string) string, check func(dir, anchor string) error) Cache {
+	switch {
+	case !c.CacheEnabled:
+		return Cache{Off: "[cache] enabled = false", Disabled: true}
+	case getenv("PATHFINDER_NO_CACHE") == "1":
+		return Cache{Off: "PATHFINDER_NO_CACHE=1", Disabled: true}
+	}
+	dir, from := getenv("PATHFINDER_CACHE_DIR"), "$PATHFINDER_CACHE_DIR"
+	if dir == "" {
+		dir, from = c.CacheDir, "[cache] dir"
+	}
+	anchor := filepath.Dir(dir)
+	switch {
+	case dir != "" && !filepath.IsAbs(dir):
+		return Cache{Off: fmt.Sprintf("%s %q is a relative path, and none is resolved against the working directory", from, dir)}
+	case dir != "":
+	case filepath.IsAbs(getenv("XDG_CACHE_HOME")):
+		anchor = getenv("XDG_CACHE_HOME")
+		dir, from = filepath.Join(anchor, "pathfinder"), "$XDG_CACHE_HOME"
+	case filepath.IsAbs(getenv("HOME")):
+		anchor = getenv("HOME")
+		dir, from = filepath.Join(anchor, ".cache", "pathfinder"), "$HOME"
+	default:
+		return Cache{Off: "neither $XDG_CACHE_HOME nor $HOME is an absolute path"}
+	}
+	if err := check(dir, anchor); err != nil {
+		return Cache{Off: fmt.Sprintf("%s (from %s): %v", dir, from, err)}
+	}
+	return Cache{Dir: dir}
+}
+
+// resolvePath makes p, written in the config file name, absolute: a relative path is relative to
+// the file's directory, never to the working directory.
+func resolvePath(name, p string) (string, error) {
+	switch {
+	case p == "":
+		return "", fmt.Errorf("an empty path")
+	case filepath.IsAbs(p):
+		return filepath.Clean(p), nil
+	case !filepath.IsAbs(name):
+		return "", fmt.Errorf("%q is a relative path, and %s has no directory to resolve it against", p, name)
+	}
+	return filepath.Join(filepath.Dir(name), p), nil
+}
+
+type sizeUnit struct {
+	suffix string
+	mult   uint64
+}
+
+// sizeUnits are the units of sizes, largest first.
+var sizeUnits = []sizeUnit{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+
+// parseBytes reads "64MiB", "1GiB", "512KiB" or a plain number of bytes.
+func parseBytes(s string) (uint64, error) {
+	for _, u := range append(sizeUnits, sizeUnit{"B", 1}, sizeUnit{"", 1}) {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(num), 10, 64)
+			if err != nil || n == 0 {
+				break
+			}
+			return n * u.mult, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a size such as \"64MiB\"", s)
+}
+
+// FormatBytes writes n as parseBytes reads it, in the largest whole unit.
+func FormatBytes(n uint64) string {
+	for _, u := range sizeUnits {
+		if n >= u.mult && n%u.mult == 0 {
+			return fmt.Sprintf("%d%s", n/u.mult, u.suffix)
+		}
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// FormatDuration writes d as time.ParseDuration reads it, without Go's zero units ("2m", not "2m0s").
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}

@@ -1,0 +1,215 @@
+package loadermodel
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
+)
+
+// Real ELF libraries from gcc, built once per soname and class and copied where a test needs them.
+var (
+	libsMu  sync.Mutex
+	libsDir string
+	libs    = map[string]string{}
+)
+
+func needTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s not installed: %v", name, err)
+	}
+	return p
+}
+
+// builtLib returns a gcc-built shared object with this soname, 64-bit or, when m32 is set, 32-bit
+// (gcc -m32; both -nostdlib, so no 32-bit libc is needed); a 32-bit one falls back to a hand-made
+// ELF32 header when gcc cannot make one.
+func builtLib(t testing.TB, soname string, m32 bool) string {
+	t.Helper()
+	return builtLibs(t, libSpec{soname, m32})[0]
+}
+
+type libSpec struct {
+	soname string
+	m32    bool
+}
+
+// builtLibs builds the libraries not built yet, concurrently, and returns their paths.
+func builtLibs(t testing.TB, specs ...libSpec) []string {
+	t.Helper()
+	gcc := needTool(t, "gcc")
+	libsMu.Lock()
+	defer libsMu.Unlock()
+	if libsDir == "" {
+		d, err := os.MkdirTemp("", "ldso-test-libs-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		libsDir = d
+	}
+	src := filepath.Join(libsDir, "lib.c")
+	if _, err := os.Stat(src); err != nil {
+		if err := os.WriteFile(src, []byte("int pathfinder_test_symbol(void) { return 42; }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := func(s libSpec) string {
+		if s.m32 {
+			return s.soname + "-m32"
+		}
+		return s.soname
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(specs))
+	building := map[string]bool{}
+	for i, s := range specs {
+		k := key(s)
+		if _, ok := libs[k]; ok || building[k] {
+			continue
+		}
+		building[k] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := filepath.Join(libsDir, k, s.soname)
+			if errs[i] = os.MkdirAll(filepath.Dir(out), 0o755); errs[i] != nil {
+				return
+			}
+			args := []string{"-shared", "-fPIC", "-nostdlib", "-Wl,-soname," + s.soname, "-o", out, src}
+			if s.m32 {
+				args = append([]string{"-m32"}, args...)
+			}
+			msg, err := exec.Command(gcc, args...).CombinedOutput()
+			switch {
+			case err == nil:
+			case s.m32:
+				errs[i] = os.WriteFile(out, fakeELF(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN), 0o755)
+			default:
+				errs[i] = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, s := range specs {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if building[key(s)] {
+			libs[key(s)] = filepath.Join(libsDir, key(s), s.soname)
+		}
+	}
+	paths := make([]string, len(specs))
+	for i, s := range specs {
+		paths[i] = libs[key(s)]
+	}
+	return paths
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	realnv.SaySkipped()
+	if libsDir != "" {
+		os.RemoveAll(libsDir)
+	}
+	os.Exit(code)
+}
+
+// fakeELF is an ELF header with no content, enough for the loader's header checks, padded to
+// 128 bytes so that it is never "too short".
+func fakeELF(class elf.Class, machine elf.Machine, typ elf.Type) []byte {
+	var b bytes.Buffer
+	ident := [elf.EI_NIDENT]byte{0x7f, 'E', 'L', 'F', byte(class), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)}
+	if class == elf.ELFCLASS32 {
+		binary.Write(&b, binary.LittleEndian, elf.Header32{Ident: ident, Type: uint16(typ), Machine: uint16(machine),
+			Version: uint32(elf.EV_CURRENT), Ehsize: 52, Phentsize: 32})
+	} else {
+		binary.Write(&b, binary.LittleEndian, elf.Header64{Ident: ident, Type: uint16(typ), Machine: uint16(machine),
+			Version: uint32(elf.EV_CURRENT), Ehsize: 64, Phentsize: 56})
+	}
+	b.Write(make([]byte, 128-b.Len()))
+	return b.Bytes()
+}
+
+// tree writes files under root: a value starting with "lib:" is a gcc-built library with that
+// soname ("lib32:" for 32-bit), "->" makes a symlink, "dir" a directory, anything else is the
+// file's content.
+func tree(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	var specs []libSpec
+	for _, v := range files {
+		if soname, ok := strings.CutPrefix(v, "lib:"); ok {
+			specs = append(specs, libSpec{soname, false})
+		} else if soname, ok := strings.CutPrefix(v, "lib32:"); ok {
+			specs = append(specs, libSpec{soname, true})
+		}
+	}
+	builtLibs(t, specs...)
+	for name, v := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case strings.HasPrefix(v, "lib:"):
+			err = copyFile(builtLib(t, strings.TrimPrefix(v, "lib:"), false), p)
+		case strings.HasPrefix(v, "lib32:"):
+			err = copyFile(builtLib(t, strings.TrimPrefix(v, "lib32:"), true), p)
+		case strings.HasPrefix(v, "->"):
+			err = os.Symlink(strings.TrimSpace(strings.TrimPrefix(v, "->")), p)
+		case v == "dir":
+			err = os.MkdirAll(p, 0o755)
+		default:
+			err = os.WriteFile(p, []byte(v), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o755)
+}
+
+// ldconfig writes root/etc/ld.so.cache for the directories (paths inside root) with the real
+// ldconfig, in format "new", "old" or "compat", and returns the file's bytes.
+func ldconfig(t testing.TB, root, format string, dirs ...string) []byte {
+	t.Helper()
+	bin := needTool(t, "ldconfig")
+	conf := filepath.Join(root, "etc", "ld.so.conf")
+	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte(strings.Join(dirs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// -r: paths inside root, so the cache is the same wherever root is; -X: no symlinks.
+	cmd := exec.Command(bin, "-r", root, "-C", "/etc/ld.so.cache", "-f", "/etc/ld.so.conf", "-X", "-c", format)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, msg)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "etc", "ld.so.cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
