@@ -219,7 +219,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	fi, reached, err := g.stat(dir, rel)
 	if err != nil {
 		if len(reached.Links) > 0 {
-			return nil, fmt.Errorf("%s: %v", chain(reached), unwrapPath(err))
+			return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
 		}
 		return nil, fmt.Errorf("cannot stat inside %s: %v", dir.Path, unwrapPath(err))
 	}
@@ -237,7 +237,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		c.Real = reached.Path
 	}
 	if loadermodel.IsStub(reached.Path) {
-		return nil, fmt.Errorf("%s: %w", chain(reached), errStub)
+		return nil, fmt.Errorf("%s: %w", reached, errStub)
 	}
 	if e.Kind == abi.KindHeaderDir {
 		if !fi.IsDir() {
@@ -252,7 +252,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	}
 	if !fi.Mode().IsRegular() {
 		if len(reached.Links) > 0 {
-			return nil, fmt.Errorf("%s: not a regular file (%s)", chain(reached), fi.Mode().Type())
+			return nil, fmt.Errorf("%s: not a regular file (%s)", reached, fi.Mode().Type())
 		}
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
@@ -280,21 +280,6 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		return nil, err
 	}
 	return c, nil
-}
-
-// chain is how a path reached through links is told: the first link, then each place it leads.
-func chain(r observe.Reached) string {
-	var b strings.Builder
-	for i, l := range r.Links {
-		if i == 0 {
-			b.WriteString(l.Path)
-		}
-		b.WriteString(" → " + l.Target)
-	}
-	if n := len(r.Links); n > 0 && r.Links[n-1].Target != r.Path {
-		b.WriteString(" (" + r.Path + ")")
-	}
-	return b.String()
 }
 
 // checked holds CheckContent's verdicts of this process, by the file's identity and its change time:

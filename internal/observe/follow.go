@@ -47,6 +47,22 @@ func forbidden(p string) bool {
 	return false
 }
 
+// String is how a path reached through links is told to a user: the first link, each place the
+// links lead, and where that resolves to when the last link's text does not say it.
+func (r Reached) String() string {
+	var b strings.Builder
+	for i, l := range r.Links {
+		if i == 0 {
+			b.WriteString(l.Path)
+		}
+		b.WriteString(" → " + l.Target)
+	}
+	if n := len(r.Links); n > 0 && r.Links[n-1].Target != r.Path {
+		b.WriteString(" (" + r.Path + ")")
+	}
+	return b.String()
+}
+
 // suffix is what a Stat observation adds when links led out: each link and what it held, so that
 // re-pointing one changes the observation even where the file it leads to looks the same.
 func (r Reached) suffix() string {

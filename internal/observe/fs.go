@@ -5,9 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strings"
 	"sync/atomic"
-	"syscall"
 )
 
 // RootFS is the file system a sandbox mounts for one granted root: os.Root's, so nothing is read
@@ -56,7 +54,7 @@ func (f *RootFS) Open(name string) (fs.File, error) {
 	var file *os.File
 	switch {
 	case !fileOrDir(fi):
-		return specialFile{fi}, nil
+		return statOnly{fi: fi}, nil
 	case !reached.Out:
 		if file, fi, err = OpenIn(f.Root, name, fi); err != nil {
 			return nil, err
@@ -66,34 +64,17 @@ func (f *RootFS) Open(name string) (fs.File, error) {
 			return nil, err
 		}
 	default:
-		return &unreadable{fi: fi, name: name, reached: reached, log: f.log.Load()}, nil
+		log := f.log.Load()
+		return statOnly{fi, func() {
+			if log != nil {
+				(*log)(fmt.Sprintf("read of %s refused: %v (%s)", name, ErrReadThroughLink, reached))
+			}
+		}}, nil
 	}
 	if fi.IsDir() {
 		return &recordingDir{ReadDirFile: file, fs: f, name: name}, nil
 	}
 	return file, nil
-}
-
-// unreadable is a file reached through a link out of the root: the guest sees what it is, and a
-// read fails, told in the step's log with the links that led there.
-type unreadable struct {
-	fi      fs.FileInfo
-	name    string
-	reached Reached
-	log     *func(string)
-}
-
-func (u *unreadable) Stat() (fs.FileInfo, error) { return u.fi, nil }
-func (u *unreadable) Close() error               { return nil }
-func (u *unreadable) Read([]byte) (int, error) {
-	if u.log != nil {
-		var via strings.Builder
-		for _, l := range u.reached.Links {
-			via.WriteString(", " + l.Path + " -> " + l.Target)
-		}
-		(*u.log)(fmt.Sprintf("read of %s refused: %v (%s)", u.name, ErrReadThroughLink, strings.TrimPrefix(via.String(), ", ")))
-	}
-	return 0, &fs.PathError{Op: "read", Path: u.name, Err: syscall.EACCES}
 }
 
 // recordingDir records a directory's listing when the guest reads it whole.

@@ -51,12 +51,19 @@ func openChecked(name string, fi fs.FileInfo, stat func(string) (fs.FileInfo, er
 
 func fileOrDir(fi fs.FileInfo) bool { return fi.Mode().IsRegular() || fi.IsDir() }
 
-// specialFile stands for a FIFO, socket or device the guest opened: it can be stat'ed (the guest
-// sees what it is) but not read, and nothing was opened on the host.
-type specialFile struct{ fi fs.FileInfo }
+// statOnly stands for what the guest may stat but not read — a FIFO, socket or device, or a file
+// reached through a link out of its root — and nothing was opened on the host. refused, when set,
+// says why a read failed.
+type statOnly struct {
+	fi      fs.FileInfo
+	refused func()
+}
 
-func (s specialFile) Stat() (fs.FileInfo, error) { return s.fi, nil }
-func (s specialFile) Close() error               { return nil }
-func (s specialFile) Read([]byte) (int, error) {
+func (s statOnly) Stat() (fs.FileInfo, error) { return s.fi, nil }
+func (s statOnly) Close() error               { return nil }
+func (s statOnly) Read([]byte) (int, error) {
+	if s.refused != nil {
+		s.refused()
+	}
 	return 0, &fs.PathError{Op: "read", Path: s.fi.Name(), Err: syscall.EACCES}
 }
