@@ -1044,7 +1044,7 @@ func TestHostile_hugeModule(t *testing.T) {
 }
 
 // TestHostile_foundVia has a plugin claim another origin for what it found. What the host reports
-// is the label of the granted directory the candidate lies in.
+// is the label of the granted directory the candidate lies in, or the one the config gives the plugin.
 func TestHostile_foundVia(t *testing.T) {
 	goPlugin := hostileGoPlugin(t)
 	root, literal := t.TempDir(), t.TempDir()
@@ -1063,11 +1063,14 @@ func TestHostile_foundVia(t *testing.T) {
 			t.Errorf("%+v, %v; want %s found via %s", lib, err, path, want)
 		}
 	}
-	for label, role := range map[string]string{"site-packages": abi.RoleSitePackages, "conda": "env:CONDA_PREFIX", "system-ctk-root": candidate.RoleCanaryRoot,
-		"ProgramFiles": "env:ProgramW6432", "CUDA_HOME": "env:CUDA_HOME", "mine": ""} {
-		if got := candidate.RootLabel(role, "mine"); got != label {
-			t.Errorf("RootLabel(%q) = %q, want %q", role, got, label)
-		}
+	// A found_via the config gives the plugin labels what it finds in every directory it is granted:
+	// still the host's word, never the plugin's.
+	config := hostileConfig([]string{"hostile-candidates"}, hostileStep{name: "hostile-candidates", source: goPlugin, timeout: "30s",
+		options: map[string]string{"via": "was-already-loaded-from-elsewhere", "paths": hostileQuote(viaVar)}})
+	config = strings.Replace(config, `read = ["$HOSTILE_ROOT"]`, `read = ["$HOSTILE_ROOT"]`+"\nfound_via = \"vendor-tree\"", 1)
+	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, config)
+	if lib, err := f.Find(bg, "cudart"); err != nil || lib.Path != viaVar || lib.FoundVia != "vendor-tree" {
+		t.Errorf("%+v, %v; want %s found via vendor-tree, the config's label", lib, err, viaVar)
 	}
 }
 

@@ -12,17 +12,12 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/resolveprobe"
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
-)
-
-// The found_via labels of the host's own steps, cuda.pathfinder's.
-const (
-	viaAlreadyLoaded = "was-already-loaded-from-elsewhere"
-	viaSystem        = "system-search"
 )
 
 // alreadyLoadedStep is the already-loaded step: a copy of the library this process has already,
@@ -79,7 +74,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 				continue
 			}
 			c, err := candidate.OpenSystem(next, r.e, r.f.platform)
-			ct := CandidateTrace{Path: next, FoundVia: viaSystem}
+			ct := CandidateTrace{Path: next, FoundVia: config.FoundViaSystem}
 			if err != nil {
 				ct.Refused = err.Error()
 				st.Candidates = append(st.Candidates, ct)
@@ -93,7 +88,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 		l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
 		if err != nil {
 			if modelErr == nil { // the loader found it and would not load it
-				st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: err.Error()})
+				st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem, Refused: err.Error()})
 				st.Outcome = OutcomeFailed
 				r.loadErr = &loadFailure{res.Path, err.Error()}
 				return nil
@@ -103,11 +98,11 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 		}
 		if candidate.IsStubFile(l.Path) { // the model did not see it coming: give it back, never use it
 			loader.Unload(l.Handle)
-			st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: viaSystem,
+			st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem,
 				Refused: "the system loader loaded a stub here; unloaded, never used"})
 			continue
 		}
-		lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaSystem}, Handle: l.Handle}
+		lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaSystem}, Handle: l.Handle}
 		return r.take(st, CandidateTrace{Path: l.Path, FoundVia: lib.FoundVia}, lib, systemRoot(l.Path))
 	}
 	return nil
@@ -139,8 +134,8 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 				continue
 			}
 		}
-		ct := CandidateTrace{Path: p, FoundVia: viaSystem}
-		lib := &LoadedLibrary{Library: Library{Path: p, FoundVia: viaSystem}}
+		ct := CandidateTrace{Path: p, FoundVia: config.FoundViaSystem}
+		lib := &LoadedLibrary{Library: Library{Path: p, FoundVia: config.FoundViaSystem}}
 		if r.f.native() {
 			// The loader's own checks passed; what it needs, and what a load would refuse, is
 			// looked at as for any candidate.
@@ -164,7 +159,7 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 // the place the search would reach next, "" for none: the library a build's stubs directory on
 // LD_LIBRARY_PATH hides.
 func (r *run) pastStub(st *StepTrace, model *loadermodel.Loader, soname string, res loadermodel.Resolution) string {
-	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: viaSystem, Refused: stubRefusal(res)})
+	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem, Refused: stubRefusal(res)})
 	past := *model
 	past.Refuse = refuseStub
 	next, err := past.Resolve(soname)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
@@ -76,8 +77,8 @@ func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.File
 		// The loader matched the file to an object it already had under another name (a hard
 		// link): that object is what the process has.
 		refuse(fmt.Sprintf("not loaded: the same file is already in this process as %s", l.Path))
-		*ct = CandidateTrace{Path: l.Path, FoundVia: viaAlreadyLoaded}
-		return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
+		*ct = CandidateTrace{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded}
+		return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
 	default:
 		// Changed by this user during the load itself: the handle is not handed out, and the
 		// library no check saw is given back.
@@ -98,7 +99,7 @@ func sameFile(p string, fi fs.FileInfo) bool {
 func (r *run) alreadyLoaded() *LoadedLibrary {
 	for _, n := range r.e.FileNames(r.f.platform) {
 		if l, ok := loader.Loaded(n); ok {
-			return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: viaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
+			return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
 		}
 	}
 	return nil

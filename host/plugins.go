@@ -68,6 +68,10 @@ func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Reco
 	return m, nil
 }
 
+// roleCanaryRoot is the role, in a request, of a toolkit root derived from where the loader finds a
+// canary library.
+const roleCanaryRoot = "canary-root"
+
 // granted is what one plugin call may see: the mounts and env for the runtime, the roots for the
 // request, the directories for validation, and notes on grants that were refused.
 type granted struct {
@@ -105,7 +109,7 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 			g.wasm.Env[name] = gv
 		}
 	}
-	add := func(dir, role string) {
+	add := func(dir, role, label string) {
 		if dir == "" {
 			return
 		}
@@ -133,7 +137,7 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 			g.note(fmt.Sprintf("not granted %s (%s): %v", dir, role, err))
 			return
 		}
-		g.dirs.Dirs = append(g.dirs.Dirs, candidate.Dir{Path: dir, Root: root, Label: candidate.RootLabel(role, p.Name)})
+		g.dirs.Dirs = append(g.dirs.Dirs, candidate.Dir{Path: dir, Root: root, Label: label})
 		g.wasm.Mounts = append(g.wasm.Mounts, wasm.Mount{Path: dir, Guest: guest, Root: root})
 		g.roots = append(g.roots, abi.Root{Path: guest, Role: role})
 	}
@@ -150,7 +154,7 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 		switch r.Kind {
 		case config.GrantCanaryRoots:
 			for _, c := range e.CanaryAnchors {
-				p, note, err := f.systemResolve(c, rec)
+				lib, note, err := f.systemResolve(c, rec)
 				if note != "" {
 					g.note(note)
 				}
@@ -158,22 +162,22 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 					g.note(fmt.Sprintf("canary %q: %v", c, err))
 					continue
 				}
-				if root, ok := paths.ToolkitRoot(p); ok {
-					add(root, candidate.RoleCanaryRoot)
+				if root, ok := paths.ToolkitRoot(lib); ok {
+					add(root, roleCanaryRoot, p.FoundViaFor(r, ""))
 				}
 			}
 		case config.GrantSitePackages:
 			for _, s := range f.sitePackages(rec) {
-				add(s, abi.RoleSitePackages)
+				add(s, abi.RoleSitePackages, p.FoundViaFor(r, ""))
 			}
 		case config.GrantInstallRoots:
 			for _, v := range e.InstallRootEnvVars {
-				add(getenv(v), "env:"+v)
+				add(getenv(v), "env:"+v, p.FoundViaFor(r, v))
 			}
 		case config.GrantVar:
-			add(getenv(r.Name), "env:"+r.Name)
+			add(getenv(r.Name), "env:"+r.Name, p.FoundViaFor(r, r.Name))
 		default:
-			add(r.Name, "")
+			add(r.Name, "", p.FoundViaFor(r, ""))
 		}
 	}
 	return g

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
@@ -83,7 +84,7 @@ func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error
 		if p, err := resolveWith(l, name, e.FileNames(f.platform), rec); err != nil || p != lib.Path {
 			return lib, errors.New("the loader would not find it there now")
 		}
-		lib.FoundVia = viaSystem
+		lib.FoundVia = config.FoundViaSystem
 		return lib, nil
 	}
 	p := f.cfg.Plugins[lib.Step]

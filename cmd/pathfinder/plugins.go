@@ -133,6 +133,9 @@ func writePlugins(w io.Writer, plugins []inspect.PluginInfo) {
 		row("capabilities", none(p.Capabilities))
 		row("memory", p.Memory)
 		row("timeout", p.Timeout)
+		if p.FoundVia != "" {
+			row("found_via", p.FoundVia)
+		}
 		if p.AllowWritable {
 			row("writable", "allowed (allow_writable = true)")
 		}

@@ -33,7 +33,7 @@ import (
 type Dir struct {
 	Path  string   // the host path
 	Root  *os.Root // the directory, opened confined: what is read through it lies inside
-	Label string   // the found_via of what lies in it (RootLabel)
+	Label string   // the found_via of what lies in it (config.Plugin.FoundViaFor)
 }
 
 // Granted is the directories granted to one step, as validation needs them.
@@ -69,29 +69,6 @@ func (c *File) Close() {
 	if c.File != nil {
 		c.File.Close()
 	}
-}
-
-// RoleCanaryRoot marks a toolkit root derived from where the loader finds a canary library.
-const RoleCanaryRoot = "canary-root"
-
-// RootLabel is the found_via label of what lies in a directory granted in role to the step named
-// step: cuda.pathfinder's label for the built-in roles, the variable's name for a directory a
-// variable names, the step's name for a directory the config names.
-func RootLabel(role, step string) string {
-	switch role {
-	case abi.RoleSitePackages:
-		return "site-packages"
-	case RoleCanaryRoot:
-		return "system-ctk-root"
-	case "env:CONDA_PREFIX":
-		return "conda"
-	case "env:ProgramW6432", "env:ProgramFiles":
-		return "ProgramFiles"
-	}
-	if v, ok := strings.CutPrefix(role, "env:"); ok {
-		return v
-	}
-	return step
 }
 
 // FoundVia is the found_via of the candidate p (a guest path) of the step named step: the label of

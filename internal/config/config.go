@@ -36,6 +36,14 @@ const (
 	StepSystem        = "system"
 )
 
+// The found_via labels of the host's own steps, cuda.pathfinder's. Every other label is a plugin's,
+// decided by Plugin.FoundViaFor: these two say the host's own step found the library, so no
+// configuration may give them to a plugin.
+const (
+	FoundViaAlreadyLoaded = "was-already-loaded-from-elsewhere"
+	FoundViaSystem        = "system-search"
+)
+
 // Options say where the layers are and how the environment is read.
 type Options struct {
 	ConfigFile      string // applied last, after the system file, the user file and $PATHFINDER_CONFIG
@@ -90,6 +98,8 @@ type file struct {
 		Memory  *string           `toml:"memory"`
 		Timeout *string           `toml:"timeout"`
 		Options map[string]string `toml:"options"`
+		// FoundVia labels what the plugin finds, in every directory it is granted.
+		FoundVia *string `toml:"found_via"`
 		// AllowWritable accepts a plugin file writable by others than its owner.
 		AllowWritable *bool `toml:"allow_writable"`
 	} `toml:"plugin"`
@@ -309,6 +319,12 @@ func (c *Config) Apply(name string, data []byte) error {
 		}
 		if fp.Options != nil {
 			p.Options = fp.Options
+		}
+		if fp.FoundVia != nil {
+			if err := checkFoundVia(*fp.FoundVia); err != nil {
+				return fail(fmt.Errorf("plugin.%s.found_via: %v", pname, err), "plugin", pname, "found_via")
+			}
+			p.FoundVia = *fp.FoundVia
 		}
 		if p.Source == (Source{}) {
 			return fail(fmt.Errorf("plugin %q has no source (expected \"builtin:NAME\" or a .wasm path)", pname), "plugin", pname)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
@@ -103,6 +104,36 @@ func (p *Plugin) EnvVars(e *catalog.Entry) []string {
 		}
 	}
 	return out
+}
+
+// FoundViaFor is the found_via of what lies in a directory p was granted by g; variable is the
+// variable that named it, for GrantVar and GrantInstallRoots. A found_via the config gives p wins;
+// otherwise it is cuda.pathfinder's label for site-packages and a canary's toolkit root, the
+// variable's name for a directory a variable names, and p's name for one the config names.
+func (p *Plugin) FoundViaFor(g Grant, variable string) string {
+	switch {
+	case p.FoundVia != "":
+		return p.FoundVia
+	case g.Kind == GrantSitePackages:
+		return "site-packages"
+	case g.Kind == GrantCanaryRoots:
+		return "system-ctk-root"
+	case g.Kind == GrantVar || g.Kind == GrantInstallRoots:
+		return variable
+	}
+	return p.Name
+}
+
+// checkFoundVia refuses a found_via that is empty, unprintable, or one of the host steps' labels:
+// those say the host's own step found the library.
+func checkFoundVia(label string) error {
+	switch {
+	case label == FoundViaAlreadyLoaded || label == FoundViaSystem:
+		return fmt.Errorf("%q is the label of the host's own step, never a plugin's", label)
+	case strings.TrimSpace(label) == "" || strings.ContainsFunc(label, func(r rune) bool { return !unicode.IsPrint(r) }):
+		return fmt.Errorf("%q is not a label: want printable text, such as \"conda\"", label)
+	}
+	return nil
 }
 
 // envGranted reports whether p may read variable v for some library: granted by name, or through

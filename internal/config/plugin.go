@@ -34,6 +34,9 @@ type Plugin struct {
 	Memory  uint64
 	Timeout time.Duration
 	Options map[string]string
+	// FoundVia labels what it finds, whatever directory it lies in; "" gives each directory its
+	// grant's label (FoundViaFor).
+	FoundVia string
 	// DefinedIn is the layer that set its source.
 	DefinedIn string
 	// AllowWritable accepts a plugin file that others than its owner may write.
@@ -139,6 +142,7 @@ func (c *Config) Info(p *Plugin) inspect.PluginInfo {
 		Memory:        FormatBytes(p.Memory),
 		Timeout:       FormatDuration(p.Timeout),
 		AllowWritable: p.AllowWritable,
+		FoundVia:      p.FoundVia,
 		Options:       p.Options,
 		DefinedIn:     c.OriginOf("plugin." + p.Name + ".source"),
 		UsedIn:        nonNil(c.UsedIn(p.Name)),

@@ -134,7 +134,7 @@ func settingLess(a, b string) bool {
 		if i := strings.LastIndex(rest, "."); i >= 0 {
 			table, leaf = rest[:i], rest[i+1:]
 		}
-		keys := []string{"source", "sha256", "allow_writable", "env", "read", "capabilities", "memory", "timeout", "options"}
+		keys := []string{"source", "sha256", "allow_writable", "env", "read", "capabilities", "memory", "timeout", "found_via", "options"}
 		lr := len(keys)
 		for i, s := range keys {
 			if s == leaf {

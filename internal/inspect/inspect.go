@@ -110,6 +110,7 @@ type PluginInfo struct {
 	Memory        string            `json:"memory"`
 	Timeout       string            `json:"timeout"`
 	AllowWritable bool              `json:"allow_writable,omitempty"`
+	FoundVia      string            `json:"found_via,omitempty"` // the label the config gives what it finds
 	Options       map[string]string `json:"options,omitempty"`
 	DefinedIn     string            `json:"defined_in"` // the file:line:col of its source key
 	UsedIn        []string          `json:"used_in"`    // the step orders that name it
