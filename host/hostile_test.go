@@ -44,18 +44,17 @@ type hostileDirs struct {
 type hostileCase struct {
 	name   string
 	plugin string // a module in testdata/hostile; "" for the Go plugin, which runs the search named step
-	// deadline: the step must stop at its timeout. Checked on the second call (the first one also
-	// loads the module); such cases run alone, first, so that nothing else slows them down.
-	deadline bool
-	step     string // the step's name in the config
-	memory   string
-	timeout  string
-	caps     []string
-	setup    func(t *testing.T, d hostileDirs)
-	options  func(d hostileDirs) map[string]string
-	failed   string // the step fails and its detail says this
-	refused  string // the step proposes candidates, the host refuses all, the first for this reason
-	check    func(t *testing.T, d hostileDirs, ex *Explanation)
+	// loopsIn is the part of a call ("instantiating", "searching": wasm.Engine.Entering's words) the
+	// step loops in forever, to be stopped by its deadline on a hostileClock; "" for a step that ends.
+	loopsIn string
+	step    string // the step's name in the config
+	memory  string
+	caps    []string
+	setup   func(t *testing.T, d hostileDirs)
+	options func(d hostileDirs) map[string]string
+	failed  string // the step fails and its detail says this
+	refused string // the step proposes candidates, the host refuses all, the first for this reason
+	check   func(t *testing.T, d hostileDirs, ex *Explanation)
 }
 
 func TestHostile_steps(t *testing.T) {
@@ -82,16 +81,16 @@ func TestHostile_steps(t *testing.T) {
 		{name: "trap in _initialize", plugin: "initialize-trap.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": trapped while instantiating`},
 		// Before: 10 s per library per run, whatever the timeout said.
-		{name: "infinite loop in _initialize", plugin: "initialize-loop.wasm", step: "hostile-x", timeout: "300ms", deadline: true,
+		{name: "infinite loop in _initialize", plugin: "initialize-loop.wasm", step: "hostile-x", loopsIn: "instantiating",
 			failed: `plugin "hostile-x": timed out while instantiating`},
 		// Before: "canceled while searching", wazero's code for a canceled call.
 		{name: "proc_exit(-1)", plugin: "exit-minus-one.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": exited with code -1 while searching`},
-		{name: "infinite loop in go", step: "hostile-loop", timeout: "1s", deadline: true, // instantiating a Go module may take 300ms on a busy machine
+		{name: "infinite loop in go", step: "hostile-loop", loopsIn: "searching",
 			failed: `plugin "hostile-loop": timed out while searching`},
-		{name: "infinite loop in search", plugin: "search-loop.wasm", step: "hostile-x", timeout: "300ms", deadline: true,
+		{name: "infinite loop in search", plugin: "search-loop.wasm", step: "hostile-x", loopsIn: "searching",
 			failed: `plugin "hostile-x": timed out while searching`},
-		{name: "infinite loop in abi version", plugin: "version-loop.wasm", step: "hostile-x", timeout: "300ms", deadline: true,
+		{name: "infinite loop in abi version", plugin: "version-loop.wasm", step: "hostile-x", loopsIn: "asking the abi version",
 			failed: `plugin "hostile-x": timed out while asking the abi version`},
 		{name: "allocate until the memory cap", step: "hostile-oom", memory: "8MiB",
 			failed: `plugin "hostile-oom": trapped while searching: fatal error: out of memory`},
@@ -301,7 +300,9 @@ func TestHostile_steps(t *testing.T) {
 	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if !tc.deadline {
+			// A looping case sets the shared engine's clock: it runs alone, before the parallel
+			// cases start.
+			if tc.loopsIn == "" {
 				t.Parallel()
 			}
 			base := t.TempDir()
@@ -322,16 +323,21 @@ func TestHostile_steps(t *testing.T) {
 			if tc.options != nil {
 				opts = tc.options(d)
 			}
-			timeout := tc.timeout
-			if timeout == "" {
-				timeout = "30s" // generous: only the deadline cases measure time
+			timeout := 30 * time.Second // generous: a step that ends is never near it
+			if tc.loopsIn != "" {
+				timeout = time.Hour // so long that only the test's clock, never the machine's speed, stops the step
 			}
 			f := suite.finder(t, testEnv{
 				"PATHFINDER_SITE_PACKAGES": d.site,
 				"HOSTILE_ROOT":             d.root,
 				"HOSTILE_GRANTED":          "granted-ok",
 				"HOSTILE_SECRET":           "env-secret-91c2",
-			}, hostileConfig([]string{tc.step, "wheels"}, hostileStep{tc.step, source, tc.memory, timeout, opts, tc.caps}))
+			}, hostileConfig([]string{tc.step, "wheels"}, hostileStep{tc.step, source, tc.memory, timeout.String(), opts, tc.caps}))
+			if tc.loopsIn != "" {
+				clock := &hostileClock{t: t, step: tc.step, loopsIn: tc.loopsIn, timeout: timeout}
+				suite.engine.AfterFunc, suite.engine.Entering, f.hooks.beforeStep = clock.afterFunc, clock.entering, clock.beforeStep
+				t.Cleanup(func() { suite.engine.AfterFunc, suite.engine.Entering = nil, nil })
+			}
 
 			for call := 1; call <= 2; call++ {
 				ex := f.Explain(bg, DynamicLib, "cudart")
@@ -383,11 +389,6 @@ func hostileCheck(t *testing.T, call int, tc hostileCase, d hostileDirs, ex *Exp
 			}
 		}
 	}
-	if timeout, _ := time.ParseDuration(tc.timeout); tc.deadline && call == 2 {
-		if took := st.Duration; took < timeout || took > timeout+3*time.Second {
-			t.Errorf("call %d: the step took %v; want it stopped at its %v deadline", call, took, timeout)
-		}
-	}
 	if tc.check != nil {
 		tc.check(t, d, ex)
 	}
@@ -398,6 +399,44 @@ func hostileCheck(t *testing.T, call int, tc hostileCase, d hostileDirs, ex *Exp
 		return false
 	}
 	return true
+}
+
+// hostileClock is the engine's clock while a looping case runs: it expires the hostile step's call
+// as the call enters the part the step loops in, and checks that every deadline the step's calls
+// start is the step's own timeout (the whole call's bound: instantiating once had 10 s whatever the
+// timeout said). The other step's calls run on the real clock.
+type hostileClock struct {
+	t             *testing.T
+	step, loopsIn string
+	timeout       time.Duration
+	running       string // the step running: the Finder's beforeStep hook
+	expire        func() // the hostile step's latest deadline
+}
+
+func (c *hostileClock) beforeStep(step string) { c.running, c.expire = step, nil }
+
+func (c *hostileClock) afterFunc(d time.Duration, expire func()) func() bool {
+	if c.running != c.step {
+		return time.AfterFunc(d, expire).Stop
+	}
+	if d != c.timeout {
+		c.t.Errorf("step %s: a deadline started for %v; want its timeout, %v", c.step, d, c.timeout)
+	}
+	c.expire = expire
+	return func() bool { return false } // it never fires by itself
+}
+
+func (c *hostileClock) entering(doing string) {
+	if c.running != c.step || doing != c.loopsIn {
+		return
+	}
+	if c.expire == nil {
+		c.t.Errorf("step %s: %s with no deadline started", c.step, doing)
+		return
+	}
+	// From another goroutine, as a timer fires: the part has begun, and as it loops forever only the
+	// deadline ends it, whenever that lands.
+	go c.expire()
 }
 
 // TestHostile_moduleKeepsServing runs steps that panic, run out of memory and loop, all from one
@@ -1150,8 +1189,8 @@ func TestHostile_overBroadGrants(t *testing.T) {
 // TestHostile_deepCandidates proposes the most candidates a step may, each a path 1,900 directories
 // deep: checking one walks every directory, so checking them all takes seconds. The checks are part
 // of the step's cost: what is left when its timeout has passed is not checked. Before, 1,000 such
-// candidates took 3.5 s against a 1 s timeout. The test's clock makes each check take 30 ms, so
-// that the verdict does not depend on how fast this machine walks directories. The plugin is a tiny
+// candidates took 3.5 s against a 1 s timeout. The test's clock makes each check take a tenth of the
+// timeout, so that the verdict does not depend on how fast this machine walks directories. The plugin is a tiny
 // module that answers from its data in microseconds, so that the timeout is the checks' alone.
 func TestHostile_deepCandidates(t *testing.T) {
 	root := t.TempDir()
@@ -1168,13 +1207,16 @@ func TestHostile_deepCandidates(t *testing.T) {
 		pages: uint32(len(resp)/65536 + 2), data: resp}
 	src := put(t, t.TempDir(), "deep.wasm", m.encode())
 	os.Chmod(src, 0o644)
-	const timeout = 300 * time.Millisecond // checking all of them takes about 3 s here, more under -race
+	// An hour, so that the plugin's call never meets its deadline in real time, however slow the
+	// machine: only the step's clock below ends the checks.
+	const timeout = time.Hour
 	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, hostileConfig([]string{"hostile-x"}, hostileStep{name: "hostile-x", source: src, timeout: timeout.String()}))
-	// The step's clock moves 30 ms each time it is read (once when the deadline is set, once a
-	// check): the checks run past the timeout on any machine, however fast, after ten of them.
+	// The step's clock moves a tenth of the timeout each time it is read (once when the deadline is
+	// set, once a check): the checks run past the timeout on any machine, however fast, after ten
+	// of them.
 	start := time.Now()
 	var reads atomic.Int64
-	f.hooks.now = func() time.Time { return start.Add(time.Duration(reads.Add(1)) * 30 * time.Millisecond) }
+	f.hooks.now = func() time.Time { return start.Add(time.Duration(reads.Add(1)) * timeout / 10) }
 	ex := f.Explain(bg, DynamicLib, "cudart")
 	st := ex.Steps[0]
 	checked, unchecked := 0, 0

@@ -68,6 +68,15 @@ type Engine struct {
 	// BeforeCompile, when set, runs before each compile, on the goroutine that compiles: tests hold
 	// a compile past its bound, whatever the machine's speed. Set it as CompileTimeout.
 	BeforeCompile func()
+	// AfterFunc starts a call's deadline: expire, run once d has passed, ends the call as timed out;
+	// stop, called when the call ends, reports whether it prevented that. nil means time.AfterFunc.
+	// Tests end a call at the moment they choose, whatever the machine's speed. It is read when a
+	// call (or Describe) starts: set it before the calls it should time, not while others run.
+	AfterFunc func(d time.Duration, expire func()) (stop func() bool)
+	// Entering, when set, is told each part of a call as it starts ("instantiating", "asking the
+	// abi version", "allocating the request", "searching", "describing itself"), on the goroutine
+	// that calls: tests expire the deadline in the part they mean to test. Set it as AfterFunc.
+	Entering func(doing string)
 
 	dir      string // the compilation cache, one sub-directory per module; "" for none
 	mu       sync.Mutex
@@ -104,6 +113,7 @@ func (e *Engine) Close() error {
 type Module struct {
 	Hash string // sha256 of the module bytes, hex
 	*moduleRuntime
+	engine *Engine // whose clock the calls' deadlines run on
 }
 
 // moduleRuntime is a compiled module in its own runtime (the memory cap is a runtime setting), shared
@@ -164,7 +174,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Mo
 		e.mu.Unlock()
 		return nil, errors.New(Printable(c.err.Error()))
 	}
-	return &Module{Hash: hash, moduleRuntime: c.mr}, nil
+	return &Module{Hash: hash, moduleRuntime: c.mr, engine: e}, nil
 }
 
 // abandoned is why a compile was given up: the engine's CompileTimeout, or the caller's context.
@@ -432,9 +442,11 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 	for k, v := range g.Env {
 		cfg = cfg.WithEnv(k, v)
 	}
+	const doing = "instantiating"
+	m.entering(doing)
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
 	if err != nil {
-		return nil, m.explain(ctx, err, "instantiating", inst)
+		return nil, m.explain(ctx, err, doing, inst)
 	}
 	inst.mod = mod
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
@@ -444,9 +456,11 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 
 // checkVersion asks a new instance its ABI version, within the call's deadline.
 func (m *Module) checkVersion(ctx context.Context, inst *instance) error {
+	const doing = "asking the abi version"
+	m.entering(doing)
 	res, err := inst.mod.ExportedFunction(abi.ExportVersion).Call(ctx)
 	if err != nil {
-		return m.explain(ctx, err, "asking the abi version", inst)
+		return m.explain(ctx, err, doing, inst)
 	}
 	if v := int32(res[0]); v != abi.Version {
 		return fmt.Errorf("%w: host %d, plugin %d", ErrABIMismatch, abi.Version, v)
@@ -483,7 +497,7 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 	ctx = context.WithValue(ctx, stateKey{}, st)
 	// One deadline for all the call costs: a start function or _initialize that loops is stopped
 	// at the plugin's timeout like a search that loops.
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := m.engine.withDeadline(ctx, timeout)
 	defer cancel()
 	if inst == nil {
 		var err error
@@ -525,17 +539,21 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 }
 
 func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, error) {
+	doing := "allocating the request"
+	m.entering(doing)
 	r, err := inst.alloc.Call(ctx, uint64(len(req)))
 	if err != nil {
-		return nil, m.explain(ctx, err, "allocating the request", inst)
+		return nil, m.explain(ctx, err, doing, inst)
 	}
 	ptr := uint32(r[0])
 	if !inst.mod.Memory().Write(ptr, req) {
 		return nil, fmt.Errorf("allocator returned %#x, outside its memory", ptr)
 	}
+	doing = "searching"
+	m.entering(doing)
 	r, err = inst.search.Call(ctx, uint64(ptr), uint64(len(req)))
 	if err != nil {
-		return nil, m.explain(ctx, err, "searching", inst)
+		return nil, m.explain(ctx, err, doing, inst)
 	}
 	rptr, rlen := uint32(r[0]>>32), uint32(r[0])
 	if rlen > maxResponse {
@@ -551,9 +569,32 @@ func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, 
 	return bytes.Clone(b), nil
 }
 
+// withDeadline is ctx ended by timeout on the engine's clock. Its cause, and not its Err (which
+// says canceled), is then context.DeadlineExceeded: a timer outside the context cannot set Err.
+func (e *Engine) withDeadline(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	afterFunc := e.AfterFunc
+	if afterFunc == nil {
+		afterFunc = func(d time.Duration, expire func()) func() bool { return time.AfterFunc(d, expire).Stop }
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := afterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// entering tells the engine's Entering hook, if any, that a part of a call starts.
+func (m *Module) entering(doing string) {
+	if h := m.engine.Entering; h != nil {
+		h(doing)
+	}
+}
+
 // explain turns a wazero error into a message that says what the plugin did. wazero reports a
 // deadline and a cancellation as exit codes a guest can also pass to proc_exit, so only the call's
-// own context says which it was.
+// own context says which it was, and its cause says why it ended: the call's deadline cancels it
+// with context.DeadlineExceeded as the cause, which wazero reports as a cancellation.
 func (m *Module) explain(ctx context.Context, err error, doing string, inst *instance) error {
 	return errors.New(Printable(m.explainText(ctx, err, doing, inst)))
 }
@@ -561,10 +602,11 @@ func (m *Module) explain(ctx context.Context, err error, doing string, inst *ins
 func (m *Module) explainText(ctx context.Context, err error, doing string, inst *instance) string {
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
-		switch {
-		case exit.ExitCode() == sys.ExitCodeDeadlineExceeded && errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return fmt.Sprintf("timed out while %s", doing)
-		case exit.ExitCode() == sys.ExitCodeContextCanceled && errors.Is(ctx.Err(), context.Canceled):
+		if code := exit.ExitCode(); (code == sys.ExitCodeDeadlineExceeded || code == sys.ExitCodeContextCanceled) && ctx.Err() != nil {
+			// Err for the caller's own deadline, the cause for the call's.
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				return fmt.Sprintf("timed out while %s", doing)
+			}
 			return fmt.Sprintf("canceled while %s", doing)
 		}
 		msg := fmt.Sprintf("exited with code %d while %s", int32(exit.ExitCode()), doing)
@@ -629,7 +671,7 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	if _, ok := m.compiled.ExportedFunctions()[abi.ExportDescribe]; !ok {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := m.engine.withDeadline(ctx, timeout)
 	defer cancel()
 	inst, err := m.instantiate(ctx, Grants{})
 	if err != nil {
@@ -639,9 +681,11 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	if err := m.checkVersion(ctx, inst); err != nil {
 		return nil, err
 	}
+	const doing = "describing itself"
+	m.entering(doing)
 	r, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
 	if err != nil {
-		return nil, m.explain(ctx, err, "describing itself", inst)
+		return nil, m.explain(ctx, err, doing, inst)
 	}
 	b, ok := inst.mod.Memory().Read(uint32(r[0]>>32), min(uint32(r[0]), maxResponse))
 	if !ok {
