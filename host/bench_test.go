@@ -47,3 +47,32 @@ func BenchmarkFind_notFound(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFind_freshFinder is what a warm `pathfinder find cudart` does after start-up: a new
+// Finder (the configuration, the catalog), then the answer the on-disk result cache holds, re-checked.
+func BenchmarkFind_freshFinder(b *testing.B) {
+	site := b.TempDir()
+	put(b, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(b, "libcudart.so.13"))
+	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_CACHE_DIR": b.TempDir()}
+	opts := Options{LookupEnv: env.lookup, SystemConfigDir: b.TempDir()}
+	find := func(engine bool) {
+		f, err := New(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if engine {
+			f.hooks.engine = testEngine() // compiled once per test binary
+		}
+		if _, err := f.Find(bg, "cudart"); err != nil {
+			b.Fatal(err)
+		}
+		if !engine && f.hooks.searches.Load() != 0 {
+			b.Fatal("not answered from the result cache")
+		}
+	}
+	find(true)
+	for b.Loop() {
+		find(false)
+	}
+}
