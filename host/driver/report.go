@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/input"
 )
 
 // ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
@@ -62,16 +64,9 @@ type GPU struct {
 // driver's version, no kernel module's being known.
 const MaxCUDAFromUserSpace = methodUserSpace
 
-// IgnoredInput is a variable the probe was given but did not use, and why.
-type IgnoredInput struct {
-	Name   string `json:"name"` // "PATHFINDER_DRIVER_VERSION"
-	Value  string `json:"value"`
-	Reason string `json:"reason"`
-}
-
-func (in IgnoredInput) String() string {
-	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
-}
+// IgnoredInput is a variable the probe was given but did not use, and why: a
+// PATHFINDER_DRIVER_VERSION that is no driver version. It is host.IgnoredInput too.
+type IgnoredInput = input.Ignored
 
 // Report is what Probe found. Every fact names the method it came from; where methods disagree the
 // highest-authority one wins and Notes says so.
