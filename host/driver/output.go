@@ -41,7 +41,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\n", label, value)
 	}
 	fact("state", string(r.State), "")
-	fmt.Fprintf(tw, "platform\t%s\n", r.Platform)
+	fmt.Fprintf(tw, "setup\t%s\n", r.Setup)
 	src := r.DriverVersionSource
 	if r.KernelModule != "" {
 		src += "; " + r.KernelModule + " kernel module"

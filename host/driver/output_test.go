@@ -62,10 +62,10 @@ func TestWriteJSON_golden(t *testing.T) {
 			}
 			// snake_case names, and the report reads back.
 			var back Report
-			if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Platform != r.Platform || len(back.GPUs) != len(r.GPUs) {
+			if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Setup != r.Setup || len(back.GPUs) != len(r.GPUs) {
 				t.Fatalf("round trip: %v %+v", err, back)
 			}
-			for _, key := range []string{`"platform"`, `"gpus"`, `"methods"`, `"duration_ns"`} {
+			for _, key := range []string{`"setup"`, `"gpus"`, `"methods"`, `"duration_ns"`} {
 				if !bytes.Contains(b.Bytes(), []byte(key)) {
 					t.Errorf("JSON lacks %s", key)
 				}
@@ -94,14 +94,14 @@ func TestWriteText(t *testing.T) {
 	squeeze := func(s string) string { return regexp.MustCompile(` +`).ReplaceAllString(s, " ") }
 	out := squeeze(b.String())
 	for _, want := range []string{
-		"platform native\n",
+		"setup native\n",
 		"driver 550.144.03 (sysfs; open kernel module)\n",
 		"max cuda toolkit 12.4 (CUDA 12.4 Update 1)\n",
 		"gpus 3\n",
 		" 0 NVIDIA H100 80GB HBM3 0000:18:00.0 0x2330 cc 9.0 (pci-id-table (inferred)) GPU-aaaaaaaa-0000-0000-0000-000000000000\n",
 		" 1 GH100 [H100 SXM5 80GB] 0000:65:00.0 0x2330 cc 9.0 (pci-id-table (inferred))\n",
 		" 2 GA102 [GeForce RTX 3090] 0000:c1:00.0 0x2204 cc 8.6 (pci-id-table (inferred)) bound to vfio-pci\n",
-		"methods\n platform ok ",
+		"methods\n setup ok ",
 		" ioctl failed ",
 		"inappropriate ioctl for device",
 		"\ntook ",

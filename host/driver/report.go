@@ -11,15 +11,15 @@ import (
 // ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
 var ErrNoDriver = errors.New("no working nvidia driver")
 
-// Platform says what kind of machine the driver runs on, as its device nodes and files tell.
-type Platform string
+// Setup says how the driver is set up on this machine, as its device nodes and files tell.
+type Setup string
 
 const (
-	PlatformNative         Platform = "native"                          // /dev/nvidiactl is present
-	PlatformWSL2           Platform = "wsl2"                            // /dev/dxg: the driver runs on the Windows host
-	PlatformTegra          Platform = "tegra"                           // Jetson: nv_tegra_release, nvgpu or an L4T NVRM line
-	PlatformContainerNoGPU Platform = "container-without-device-access" // driver files, no device nodes
-	PlatformNoDriver       Platform = "no-driver"
+	SetupNative         Setup = "native"                          // /dev/nvidiactl is present
+	SetupWSL2           Setup = "wsl2"                            // /dev/dxg: the driver runs on the Windows host
+	SetupTegra          Setup = "tegra"                           // Jetson: nv_tegra_release, nvgpu or an L4T NVRM line
+	SetupContainerNoGPU Setup = "container-without-device-access" // driver files, no device nodes
+	SetupNoDriver       Setup = "no-driver"
 )
 
 const (
@@ -77,7 +77,7 @@ type Report struct {
 	Summary string `json:"summary"`
 	Hint    string `json:"hint,omitempty"`
 
-	Platform Platform `json:"platform"`
+	Setup Setup `json:"setup"`
 	// DriverVersion is the kernel module's version (on WSL2, the Windows driver's).
 	DriverVersion       string `json:"driver_version,omitempty"`
 	DriverVersionSource string `json:"driver_version_source,omitempty"`
