@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
@@ -35,7 +35,7 @@ type Attempt struct {
 // IgnoredInput is a variable a search would have used but passed over, and why: a relative
 // CUDA_PATH, a VIRTUAL_ENV that does not exist. pathfinder never resolves a path against the
 // working directory.
-type IgnoredInput = inspect.IgnoredInput
+type IgnoredInput = input.Ignored
 
 // SearchError is a failed search: the library, the sentinel it wraps, and every attempt.
 type SearchError struct {

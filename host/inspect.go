@@ -42,7 +42,7 @@ func (i inspector) Cache() inspect.Cache {
 	return c
 }
 
-func (i inspector) IgnoredInputs() []inspect.IgnoredInput {
+func (i inspector) IgnoredInputs() []IgnoredInput {
 	return i.f.ignoredFor(nil)
 }
 

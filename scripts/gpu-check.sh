@@ -95,14 +95,14 @@ run() {
 }
 
 # Every method of host/driver, in its order (driver.MethodNames; a test holds them equal).
-methods="platform override ioctl sysfs procfs userspace pci nvml libcuda nvidia-smi"
+methods="setup override ioctl sysfs procfs userspace pci nvml libcuda nvidia-smi"
 every=${methods// /,}
 rootflag=()
 [ "$root" != / ] && rootflag=(--root "$root")
 
 run driver.json 60 "$bin/pathfinder" driver --json --methods "$every" ${rootflag[@]+"${rootflag[@]}"}
 run driver-static.json 60 "$bin/pathfinder-static" driver --json --methods "$every" ${rootflag[@]+"${rootflag[@]}"}
-for m in ${methods#platform }; do
+for m in ${methods#setup }; do
 	run "driver-$m.json" 30 "$bin/pathfinder" driver --json --methods "$m" ${rootflag[@]+"${rootflag[@]}"}
 done
 run nfd.txt 60 "$bin/pathfinder" driver --format nfd ${rootflag[@]+"${rootflag[@]}"}

@@ -119,9 +119,7 @@ func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid
 		d.maps, d.mapsErr = readMaps(pid)
 	}
 	d.report = <-report
-	for _, in := range d.report.Ignored {
-		d.ignored = append(d.ignored, host.IgnoredInput(in))
-	}
+	d.ignored = append(d.ignored, d.report.Ignored...)
 	return d
 }
 

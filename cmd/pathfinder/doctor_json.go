@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
@@ -52,7 +51,5 @@ func writeDoctorJSON(w io.Writer, d *doctorFacts, problems []problem, all bool) 
 			doc.Found = append(doc.Found, l)
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return writeJSONDocument(w, doc)
 }

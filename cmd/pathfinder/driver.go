@@ -45,9 +45,9 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		r := driver.Probe(ctx, opts)
 		switch {
 		case *format == "text":
-			err = r.WriteText(c.stdout)
+			err = writeDriverText(c.stdout, r)
 		case *format == "json":
-			err = r.WriteJSON(c.stdout)
+			err = writeJSONDocument(c.stdout, r)
 		case *output != "":
 			err = driver.WriteNFDFile(*output, r)
 		default:

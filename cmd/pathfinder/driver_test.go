@@ -157,7 +157,7 @@ func TestDriver_edges(t *testing.T) {
 			stderr: "pathfinder: driver: --root /nonexistent/machine: no such directory\n" + driverUsage},
 		{name: "root of a file", args: []string{"--root", file}, code: exitUsage, stderr: "pathfinder: driver: --root " + file + ": not a directory\n" + driverUsage},
 		{name: "unknown method", args: []string{"--root", empty, "--methods", "sysfs,gpu-magic"}, code: exitUsage,
-			stderr: `pathfinder: driver: --methods: unknown method "gpu-magic" (valid: platform, override, ioctl, sysfs, procfs, userspace, pci, nvml, libcuda, nvidia-smi)` + "\n" + driverUsage},
+			stderr: `pathfinder: driver: --methods: unknown method "gpu-magic" (valid: setup, override, ioctl, sysfs, procfs, userspace, pci, nvml, libcuda, nvidia-smi)` + "\n" + driverUsage},
 		{name: "empty method", args: []string{"--root", empty, "--methods", "sysfs,"}, code: exitUsage, stderr: `pathfinder: driver: --methods: unknown method ""`},
 		{name: "unknown format", args: []string{"--root", empty, "--format", "yaml"}, code: exitUsage, stderr: `pathfinder: driver: --format: unknown format "yaml" (valid: text, json, nfd)` + "\n" + driverUsage},
 		{name: "nfd without a driver", args: []string{"--root", empty, "--format", "nfd"}, code: exitNotFound, stdout: "",

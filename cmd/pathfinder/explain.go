@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -31,9 +30,7 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		ex := f.Explain(ctx, k, names[0])
 		if *asJSON {
-			e := json.NewEncoder(c.stdout)
-			e.SetIndent("", "  ")
-			e.Encode(ex) // with its error's code and message
+			writeJSONDocument(c.stdout, ex) // with its error's code and message
 		} else {
 			writeExplanation(c.stdout, f, ex)
 		}

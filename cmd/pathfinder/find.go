@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
@@ -48,6 +49,14 @@ const (
 	jsonLinesHelp    = "print one JSON object per line"
 	jsonDocumentHelp = "print one JSON document"
 )
+
+// writeJSONDocument writes v as the one document of a jsonDocumentHelp command: indented by two
+// spaces, ending in a newline.
+func writeJSONDocument(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
 
 // failure is the JSON line of a name that was not found.
 type failure struct {

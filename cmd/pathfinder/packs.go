@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -24,9 +23,7 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		packs, dirs := f.Inspect().Packs(), f.Inspect().PackDirs()
 		if *asJSON {
-			e := json.NewEncoder(c.stdout)
-			e.SetIndent("", "  ")
-			e.Encode(struct {
+			writeJSONDocument(c.stdout, struct {
 				Packs    []inspect.PackInfo `json:"packs"`
 				LookedIn []inspect.PackDir  `json:"looked_in"`
 			}{packs, dirs})

@@ -12,7 +12,7 @@ import (
 // finish writes the merged answer into the report.
 func (p *prober) finish(r *Report) {
 	m := p.merge()
-	r.Platform = p.platform
+	r.Setup = p.setup
 	r.DriverVersion, r.DriverVersionSource = m.driver, m.driverSource
 	r.CUDADriverVersion, r.CUDADriverVersionSource = m.cuda, m.cudaSource
 	r.L4TRelease, r.KernelModule = m.l4t, m.kernelModule
@@ -27,12 +27,12 @@ func (p *prober) finish(r *Report) {
 	switch {
 	case m.driver != "":
 		p.maxCUDA(r, r.DriverVersion)
-		if p.platform == PlatformTegra {
+		if p.setup == SetupTegra {
 			r.Notes = append(r.Notes, "on Jetson the CUDA version comes with the JetPack release; max_cuda is read from NVIDIA's desktop and server driver table")
 		}
 	case m.l4t != "":
 		r.Notes = append(r.Notes, fmt.Sprintf("Jetson (L4T %s): the CUDA version comes with the JetPack release, not from the driver table", m.l4t))
-	case r.UserSpaceVersion != "" && p.platform != PlatformTegra:
+	case r.UserSpaceVersion != "" && p.setup != SetupTegra:
 		// No kernel module's version (not loaded, not visible): the user-space driver's version says
 		// what the driver supports once a module of the same version runs it.
 		if p.maxCUDA(r, r.UserSpaceVersion) {
@@ -56,7 +56,7 @@ func (p *prober) maxCUDA(r *Report, driver string) bool {
 		r.Notes = append(r.Notes, err.Error())
 		return false
 	}
-	windows := p.platform == PlatformWSL2
+	windows := p.setup == SetupWSL2
 	var best tables.CUDARelease
 	for _, row := range rows {
 		floor := row.MinLinuxDriver

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 var stubDir string
 
 // fileMethods are the methods that only read files under Root: hermetic on any machine.
-var fileMethods = []string{methodOverride, methodPlatform, methodIoctl, methodSysfs, methodProcfs, methodUserSpace, methodPCI}
+var fileMethods = []string{methodOverride, methodSetup, methodIoctl, methodSysfs, methodProcfs, methodUserSpace, methodPCI}
 
 // fakeRoot builds a machine under t.TempDir(). Keys are absolute paths; a value of "dir" makes a
 // folder, "link:<target>" a symlink, anything else a file with that content.

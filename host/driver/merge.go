@@ -17,7 +17,7 @@ import (
 var (
 	driverRank   = []string{methodOverride, methodIoctl, methodSysfs, methodProcfs, methodNVML, methodNvidiaSMI}
 	cudaRank     = []string{methodNVML, methodLibcuda, methodNvidiaSMI}
-	l4tRank      = []string{methodProcfs, methodPlatform}
+	l4tRank      = []string{methodProcfs, methodSetup}
 	moduleRank   = []string{methodProcfs}
 	ccRank       = []string{methodNVML, methodLibcuda, methodNvidiaSMI}
 	nameRank     = []string{methodNVML, methodLibcuda, methodNvidiaSMI, methodProcfs, methodPCI}

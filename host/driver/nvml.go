@@ -64,7 +64,7 @@ func libraryCandidates(p *prober, overrideEnv, soname string) (libs []string, ov
 	if v := p.overrideFile(overrideEnv); v != "" {
 		return []string{v}, true
 	}
-	if p.platform == PlatformWSL2 {
+	if p.setup == SetupWSL2 {
 		return []string{soname, p.path(wslLibDir + "/" + soname)}, false
 	}
 	return []string{soname}, false

@@ -88,8 +88,8 @@ func TestProbe_nvmlWSLFallback(t *testing.T) {
 	wantOutcome(t, r, methodNVML, OutcomeOK, filepath.Join(root, wslLibDir, "libnvidia-ml.so.1"))
 	// 572.60 is a Windows driver: NVIDIA's Windows column puts it at CUDA 12.8 GA (>= 570.65), below
 	// 12.8 Update 1 (>= 572.61); read as a Linux version it would miss 12.8 entirely.
-	if r.Platform != PlatformWSL2 || r.DriverVersion != "572.60" || r.MaxCUDARelease != "CUDA 12.8 GA" || r.CUDADriverVersion != "12.8" {
-		t.Fatalf("platform %s driver %s max %s cuda %s", r.Platform, r.DriverVersion, r.MaxCUDARelease, r.CUDADriverVersion)
+	if r.Setup != SetupWSL2 || r.DriverVersion != "572.60" || r.MaxCUDARelease != "CUDA 12.8 GA" || r.CUDADriverVersion != "12.8" {
+		t.Fatalf("setup %s driver %s max %s cuda %s", r.Setup, r.DriverVersion, r.MaxCUDARelease, r.CUDADriverVersion)
 	}
 }
 

@@ -20,7 +20,7 @@ type Options struct {
 	Root string
 	// Methods lists the methods to run, in order; nil runs MethodNames() in the default order and skips
 	// the slow ones (libcuda, nvidia-smi) once earlier methods answered every fact. An explicit list runs
-	// every listed method. "platform" always runs first: everything else is read in its light.
+	// every listed method. "setup" always runs first: everything else is read in its light.
 	Methods []string
 	// LookupEnv reads the environment; nil means os.LookupEnv. It must tell unset from empty because
 	// an empty CUDA_VISIBLE_DEVICES hides every GPU from CUDA.
@@ -45,7 +45,7 @@ const (
 	envCUDALibrary  = "PATHFINDER_CUDA_LIBRARY"   // loads this file instead of libcuda.so.1
 	envVisibleGPUs  = "CUDA_VISIBLE_DEVICES"
 	wslLibDir       = "/usr/lib/wsl/lib"
-	methodPlatform  = "platform"
+	methodSetup     = "setup"
 	methodOverride  = "override"
 	methodIoctl     = "ioctl"
 	methodSysfs     = "sysfs"
@@ -63,11 +63,11 @@ type probeMethod struct {
 	slow bool // skipped by default once the facts are complete
 }
 
-// methods is the default order: the platform first, since the others are read in its light, then
+// methods is the default order: the setup first, since the others are read in its light, then
 // cheapest and most direct first, so the answer usually comes from
 // files and one ioctl in well under a millisecond, and the slow methods only fill what is missing.
 var methods = []probeMethod{
-	{name: methodPlatform, run: probePlatform},
+	{name: methodSetup, run: probeSetup},
 	{name: methodOverride, run: probeOverride},
 	{name: methodIoctl, run: probeIoctl},
 	{name: methodSysfs, run: probeSysfs},
@@ -152,7 +152,7 @@ type prober struct {
 	timeout   time.Duration
 	explicit  bool
 	live      bool // Root is this machine, so the driver's own code may run (where driverCodeBlocked allows)
-	platform  Platform
+	setup     Setup
 	machine   machine
 	userSpace []UserSpaceLibrary // the driver's libraries as the loader would find them; nil when not looked for
 	signals   map[string]driverSignal
@@ -184,7 +184,7 @@ func Probe(ctx context.Context, opts Options) *Report {
 	names := MethodNames()
 	if opts.Methods != nil {
 		p.explicit = true
-		names = append([]string{methodPlatform}, slices.DeleteFunc(slices.Clone(opts.Methods), func(n string) bool { return n == methodPlatform })...)
+		names = append([]string{methodSetup}, slices.DeleteFunc(slices.Clone(opts.Methods), func(n string) bool { return n == methodSetup })...)
 	}
 	if v, set := p.lookupEnv(envVisibleGPUs); set && v == "" {
 		p.notes = append(p.notes, "CUDA_VISIBLE_DEVICES is set but empty: CUDA programs in this environment see no GPU (cuInit reports CUDA_ERROR_NO_DEVICE); unset it to use the GPUs")

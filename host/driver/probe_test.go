@@ -12,18 +12,18 @@ import (
 // file, so the ioctl fails as it does in any copy of /dev) and checks what the probe concludes.
 func TestProbe_procSamples(t *testing.T) {
 	type want struct {
-		platform                                    Platform
+		setup                                       Setup
 		driver, module, l4t, maxCUDA, release, note string
 	}
 	wants := map[string]want{
-		"closed_x86_64_177.80_2008.txt":         {platform: PlatformNative, driver: "177.80", module: "proprietary", note: "older than every CUDA toolkit"},
-		"closed_x86_64_375.74.txt":              {platform: PlatformNative, driver: "375.74", module: "proprietary", maxCUDA: "8.0", release: "CUDA 8.0 (8.0.61 GA2)"},
-		"closed_x86_64_440.95.01.txt":           {platform: PlatformNative, driver: "440.95.01", module: "proprietary", maxCUDA: "10.2", release: "CUDA 10.2.89"},
-		"closed_x86_64_515.76.txt":              {platform: PlatformNative, driver: "515.76", module: "proprietary", maxCUDA: "11.7", release: "CUDA 11.7 Update 1"},
-		"open_aarch64_580.173.02_gb300.txt":     {platform: PlatformNative, driver: "580.173.02", module: "open", maxCUDA: "13.0", release: "CUDA 13.0 Update 2"},
-		"open_x86_64_550.144.03.txt":            {platform: PlatformNative, driver: "550.144.03", module: "open", maxCUDA: "12.4", release: "CUDA 12.4 Update 1"},
-		"open_x86_64_570.195.03.txt":            {platform: PlatformNative, driver: "570.195.03", module: "open", maxCUDA: "12.8", release: "CUDA 12.8 Update 1"},
-		"tegra_jetson_l4t_34.1.1_line1only.txt": {platform: PlatformTegra, l4t: "34.1.1", note: "Jetson (L4T 34.1.1)"},
+		"closed_x86_64_177.80_2008.txt":         {setup: SetupNative, driver: "177.80", module: "proprietary", note: "older than every CUDA toolkit"},
+		"closed_x86_64_375.74.txt":              {setup: SetupNative, driver: "375.74", module: "proprietary", maxCUDA: "8.0", release: "CUDA 8.0 (8.0.61 GA2)"},
+		"closed_x86_64_440.95.01.txt":           {setup: SetupNative, driver: "440.95.01", module: "proprietary", maxCUDA: "10.2", release: "CUDA 10.2.89"},
+		"closed_x86_64_515.76.txt":              {setup: SetupNative, driver: "515.76", module: "proprietary", maxCUDA: "11.7", release: "CUDA 11.7 Update 1"},
+		"open_aarch64_580.173.02_gb300.txt":     {setup: SetupNative, driver: "580.173.02", module: "open", maxCUDA: "13.0", release: "CUDA 13.0 Update 2"},
+		"open_x86_64_550.144.03.txt":            {setup: SetupNative, driver: "550.144.03", module: "open", maxCUDA: "12.4", release: "CUDA 12.4 Update 1"},
+		"open_x86_64_570.195.03.txt":            {setup: SetupNative, driver: "570.195.03", module: "open", maxCUDA: "12.8", release: "CUDA 12.8 Update 1"},
+		"tegra_jetson_l4t_34.1.1_line1only.txt": {setup: SetupTegra, l4t: "34.1.1", note: "Jetson (L4T 34.1.1)"},
 	}
 	for _, name := range samples(t, "proc_driver_nvidia_version") {
 		t.Run(name, func(t *testing.T) {
@@ -36,9 +36,9 @@ func TestProbe_procSamples(t *testing.T) {
 				"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/"+name),
 			})
 			r := probe(t, root, fileMethods, nil)
-			if r.Platform != w.platform || r.DriverVersion != w.driver || r.KernelModule != w.module || r.L4TRelease != w.l4t ||
+			if r.Setup != w.setup || r.DriverVersion != w.driver || r.KernelModule != w.module || r.L4TRelease != w.l4t ||
 				r.MaxCUDA != w.maxCUDA || r.MaxCUDARelease != w.release {
-				t.Fatalf("got platform %q driver %q module %q l4t %q max %q (%q); want %+v", r.Platform, r.DriverVersion, r.KernelModule, r.L4TRelease, r.MaxCUDA, r.MaxCUDARelease, w)
+				t.Fatalf("got setup %q driver %q module %q l4t %q max %q (%q); want %+v", r.Setup, r.DriverVersion, r.KernelModule, r.L4TRelease, r.MaxCUDA, r.MaxCUDARelease, w)
 			}
 			if w.driver != "" && r.DriverVersionSource != methodProcfs {
 				t.Errorf("driver version from %q, want procfs", r.DriverVersionSource)
@@ -48,7 +48,7 @@ func TestProbe_procSamples(t *testing.T) {
 			}
 			// The module is loaded and /dev/nvidiactl exists, but the root holds no libraries.
 			wantState := StateNoUserSpace
-			if w.platform == PlatformTegra {
+			if w.setup == SetupTegra {
 				wantState = StateTegra
 			}
 			if r.State != wantState {
@@ -76,8 +76,8 @@ func TestProbe_sysSamples(t *testing.T) {
 			// No device node: the driver is loaded but this "container" cannot reach it.
 			root := fakeRoot(t, map[string]string{"/sys/module/nvidia/version": sample(t, "sys_module_nvidia_version/"+name)})
 			r := probe(t, root, fileMethods, nil)
-			if r.Platform != PlatformContainerNoGPU || r.DriverVersion != w.driver || r.DriverVersionSource != methodSysfs || r.MaxCUDARelease != w.release {
-				t.Fatalf("got %s %s from %s, %s; want %+v", r.Platform, r.DriverVersion, r.DriverVersionSource, r.MaxCUDARelease, w)
+			if r.Setup != SetupContainerNoGPU || r.DriverVersion != w.driver || r.DriverVersionSource != methodSysfs || r.MaxCUDARelease != w.release {
+				t.Fatalf("got %s %s from %s, %s; want %+v", r.Setup, r.DriverVersion, r.DriverVersionSource, r.MaxCUDARelease, w)
 			}
 		})
 	}
@@ -99,33 +99,33 @@ func TestProbe_sysAndProcDisagree(t *testing.T) {
 	}
 }
 
-func TestProbe_platform(t *testing.T) {
+func TestProbe_setup(t *testing.T) {
 	tests := []struct {
-		name     string
-		files    map[string]string
-		platform Platform
-		l4t      string
-		state    State
+		name  string
+		files map[string]string
+		setup Setup
+		l4t   string
+		state State
 	}{
-		{name: "wsl2", files: map[string]string{"/dev/dxg": "", "/usr/lib/wsl/lib/libcuda.so.1": ""}, platform: PlatformWSL2, state: StateWSL2},
-		{name: "native", files: map[string]string{"/dev/nvidiactl": "", "/sys/module/nvidia/version": "550.54.14\n"}, platform: PlatformNative, state: StateNoUserSpace},
-		{name: "jetson release file", files: map[string]string{"/etc/nv_tegra_release": "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64\n"}, platform: PlatformTegra, l4t: "35.4.1", state: StateTegra},
-		{name: "jetson nvgpu module", files: map[string]string{"/sys/module/nvgpu": "dir"}, platform: PlatformTegra, state: StateTegra},
-		{name: "jetson proc line", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/tegra_jetson_l4t_34.1.1_line1only.txt")}, platform: PlatformTegra, l4t: "34.1.1", state: StateTegra},
+		{name: "wsl2", files: map[string]string{"/dev/dxg": "", "/usr/lib/wsl/lib/libcuda.so.1": ""}, setup: SetupWSL2, state: StateWSL2},
+		{name: "native", files: map[string]string{"/dev/nvidiactl": "", "/sys/module/nvidia/version": "550.54.14\n"}, setup: SetupNative, state: StateNoUserSpace},
+		{name: "jetson release file", files: map[string]string{"/etc/nv_tegra_release": "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64\n"}, setup: SetupTegra, l4t: "35.4.1", state: StateTegra},
+		{name: "jetson nvgpu module", files: map[string]string{"/sys/module/nvgpu": "dir"}, setup: SetupTegra, state: StateTegra},
+		{name: "jetson proc line", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/tegra_jetson_l4t_34.1.1_line1only.txt")}, setup: SetupTegra, l4t: "34.1.1", state: StateTegra},
 		{name: "jetpack 6 open driver", files: map[string]string{
 			"/etc/nv_tegra_release":       "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64\n",
 			"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  540.4.0  Release Build  (buildbrain@mobile-u64-6336-d8000)  Thu Jan 23 21:09:47 PST 2025\n",
-		}, platform: PlatformTegra, l4t: "36.4.3", state: StateTegra},
-		{name: "container without devices", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/open_x86_64_550.144.03.txt")}, platform: PlatformContainerNoGPU, state: StateNoDevices},
-		{name: "nothing", files: map[string]string{"/dev/null": ""}, platform: PlatformNoDriver, state: StateNoDriver},
+		}, setup: SetupTegra, l4t: "36.4.3", state: StateTegra},
+		{name: "container without devices", files: map[string]string{"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/open_x86_64_550.144.03.txt")}, setup: SetupContainerNoGPU, state: StateNoDevices},
+		{name: "nothing", files: map[string]string{"/dev/null": ""}, setup: SetupNoDriver, state: StateNoDriver},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := probe(t, fakeRoot(t, tc.files), fileMethods, nil)
-			if r.Platform != tc.platform || r.L4TRelease != tc.l4t {
-				t.Fatalf("platform %q l4t %q; want %q %q", r.Platform, r.L4TRelease, tc.platform, tc.l4t)
+			if r.Setup != tc.setup || r.L4TRelease != tc.l4t {
+				t.Fatalf("setup %q l4t %q; want %q %q", r.Setup, r.L4TRelease, tc.setup, tc.l4t)
 			}
-			wantOutcome(t, r, methodPlatform, OutcomeOK, string(tc.platform))
+			wantOutcome(t, r, methodSetup, OutcomeOK, string(tc.setup))
 			if r.State != tc.state {
 				t.Fatalf("state %q (%s), want %q", r.State, r.Summary, tc.state)
 			}
@@ -196,10 +196,10 @@ func TestProbe_methodList(t *testing.T) {
 	for _, m := range r.Methods {
 		names = append(names, m.Name)
 	}
-	if strings.Join(names, ",") != "platform,sysfs,gpu-magic" {
-		t.Fatalf("ran %v; platform first, then the list in its order", names)
+	if strings.Join(names, ",") != "setup,sysfs,gpu-magic" {
+		t.Fatalf("ran %v; setup first, then the list in its order", names)
 	}
-	wantOutcome(t, r, "gpu-magic", OutcomeFailed, `unknown driver probe method "gpu-magic"`, "platform, override, ioctl")
+	wantOutcome(t, r, "gpu-magic", OutcomeFailed, `unknown driver probe method "gpu-magic"`, "setup, override, ioctl")
 	if r.DriverVersion != "550.54.14" {
 		t.Fatalf("driver %q", r.DriverVersion)
 	}
@@ -213,14 +213,14 @@ func TestProbe_defaultsOnNoDriver(t *testing.T) {
 		LookupEnv: env(map[string]string{envNVMLLibrary: "/nonexistent/libnvidia-ml.so.1"}),
 		LookPath:  func(string) (string, error) { return "", os.ErrNotExist },
 	})
-	if len(r.Methods) != len(MethodNames()) || r.Methods[0].Name != methodPlatform {
+	if len(r.Methods) != len(MethodNames()) || r.Methods[0].Name != methodSetup {
 		t.Fatalf("methods %+v", r.Methods)
 	}
 	wantOutcome(t, r, methodNVML, OutcomeSkipped, "captured machine")
 	wantOutcome(t, r, methodLibcuda, OutcomeSkipped, "captured machine")
 	wantOutcome(t, r, methodNvidiaSMI, OutcomeSkipped, "captured machine")
-	if !errors.Is(r.Err(), ErrNoDriver) || r.Platform != PlatformNoDriver {
-		t.Fatalf("Err() = %v, platform %s", r.Err(), r.Platform)
+	if !errors.Is(r.Err(), ErrNoDriver) || r.Setup != SetupNoDriver {
+		t.Fatalf("Err() = %v, setup %s", r.Err(), r.Setup)
 	}
 }
 
@@ -282,7 +282,7 @@ func TestProbe_jetsonDriver(t *testing.T) {
 		"/etc/nv_tegra_release":       "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64\n",
 		"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  540.4.0  Release Build  (buildbrain@mobile-u64-6336-d8000)  Thu Jan 23 21:09:47 PST 2025\n",
 	}), fileMethods, nil)
-	if r.Platform != PlatformTegra || r.DriverVersion != "540.4.0" || r.L4TRelease != "36.4.3" || r.MaxCUDA != "12.2" || !hasNote(r, "on Jetson the CUDA version comes with the JetPack release") {
-		t.Fatalf("%s %s %s %s %q", r.Platform, r.DriverVersion, r.L4TRelease, r.MaxCUDA, r.Notes)
+	if r.Setup != SetupTegra || r.DriverVersion != "540.4.0" || r.L4TRelease != "36.4.3" || r.MaxCUDA != "12.2" || !hasNote(r, "on Jetson the CUDA version comes with the JetPack release") {
+		t.Fatalf("%s %s %s %s %q", r.Setup, r.DriverVersion, r.L4TRelease, r.MaxCUDA, r.Notes)
 	}
 }

@@ -4,20 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/input"
 )
 
 // ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
 var ErrNoDriver = errors.New("no working nvidia driver")
 
-// Platform says what kind of machine the driver runs on, as its device nodes and files tell.
-type Platform string
+// Setup says how the driver is set up on this machine, as its device nodes and files tell.
+type Setup string
 
 const (
-	PlatformNative         Platform = "native"                          // /dev/nvidiactl is present
-	PlatformWSL2           Platform = "wsl2"                            // /dev/dxg: the driver runs on the Windows host
-	PlatformTegra          Platform = "tegra"                           // Jetson: nv_tegra_release, nvgpu or an L4T NVRM line
-	PlatformContainerNoGPU Platform = "container-without-device-access" // driver files, no device nodes
-	PlatformNoDriver       Platform = "no-driver"
+	SetupNative         Setup = "native"                          // /dev/nvidiactl is present
+	SetupWSL2           Setup = "wsl2"                            // /dev/dxg: the driver runs on the Windows host
+	SetupTegra          Setup = "tegra"                           // Jetson: nv_tegra_release, nvgpu or an L4T NVRM line
+	SetupContainerNoGPU Setup = "container-without-device-access" // driver files, no device nodes
+	SetupNoDriver       Setup = "no-driver"
 )
 
 const (
@@ -62,16 +64,9 @@ type GPU struct {
 // driver's version, no kernel module's being known.
 const MaxCUDAFromUserSpace = methodUserSpace
 
-// IgnoredInput is a variable the probe was given but did not use, and why.
-type IgnoredInput struct {
-	Name   string `json:"name"` // "PATHFINDER_DRIVER_VERSION"
-	Value  string `json:"value"`
-	Reason string `json:"reason"`
-}
-
-func (in IgnoredInput) String() string {
-	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
-}
+// IgnoredInput is a variable the probe was given but did not use, and why: a
+// PATHFINDER_DRIVER_VERSION that is no driver version. It is host.IgnoredInput too.
+type IgnoredInput = input.Ignored
 
 // Report is what Probe found. Every fact names the method it came from; where methods disagree the
 // highest-authority one wins and Notes says so.
@@ -82,7 +77,7 @@ type Report struct {
 	Summary string `json:"summary"`
 	Hint    string `json:"hint,omitempty"`
 
-	Platform Platform `json:"platform"`
+	Setup Setup `json:"setup"`
 	// DriverVersion is the kernel module's version (on WSL2, the Windows driver's).
 	DriverVersion       string `json:"driver_version,omitempty"`
 	DriverVersionSource string `json:"driver_version_source,omitempty"`

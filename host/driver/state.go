@@ -51,7 +51,7 @@ func (p *prober) state(r *Report) verdict {
 	case r.DriverVersionSource == methodOverride:
 		return verdict{StatePinned, fmt.Sprintf("driver %s, pinned by %s; the machine was not asked", r.DriverVersion, envOverride),
 			"unset " + envOverride + " to probe the machine"}
-	case p.platform == PlatformWSL2:
+	case p.setup == SetupWSL2:
 		v := verdict{state: StateWSL2, summary: "WSL2: the driver is the Windows host's", hint: "update the driver on Windows; do not install a Linux NVIDIA driver inside WSL"}
 		if r.DriverVersion != "" {
 			v.summary = fmt.Sprintf("WSL2: the Windows host's driver %s", r.DriverVersion)
@@ -63,7 +63,7 @@ func (p *prober) state(r *Report) verdict {
 			v.hint = "remove the Linux driver's libcuda (" + cuda.Path + "): inside WSL only the one in " + wslLibDir + " reaches the Windows driver"
 		}
 		return v
-	case p.platform == PlatformTegra:
+	case p.setup == SetupTegra:
 		v := verdict{state: StateTegra, summary: "Jetson", hint: "the CUDA version comes with the JetPack release: upgrade JetPack to change it"}
 		if r.L4TRelease != "" {
 			v.summary += " (L4T " + r.L4TRelease + ")"

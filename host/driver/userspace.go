@@ -86,7 +86,7 @@ func (p *prober) findDriverLibrary(soname, overrideEnv string) UserSpaceLibrary 
 		l.Root, name, via = "/", v, overrideEnv // a file of this machine, as the probe would load it
 	}
 	res, err := l.Resolve(name)
-	if err != nil && via == "" && p.platform == PlatformWSL2 {
+	if err != nil && via == "" && p.setup == SetupWSL2 {
 		// WSL2's libraries are in a folder the loader searches only when ld.so.conf names it.
 		if wres, werr := l.Resolve(wslLibDir + "/" + soname); werr == nil {
 			res, err, via = wres, nil, wslLibDir

@@ -6,9 +6,9 @@ package inspect
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/internal/input"
 )
 
 // Finder is what a host.Finder tells about itself.
@@ -28,7 +28,7 @@ type Finder interface {
 	// SitePackages is the site-packages directories the wheels step searches, in order.
 	SitePackages() []string
 	// IgnoredInputs lists the directory variables that some search would use but passes over.
-	IgnoredInputs() []IgnoredInput
+	IgnoredInputs() []input.Ignored
 	// Cache is where the on-disk caches are, or why they are off, and whether writing them failed.
 	Cache() Cache
 	// Order returns the step order that applies to the library name.
@@ -45,18 +45,6 @@ type Cache struct {
 	// WriteError is why writing them failed, the first time it did in this process: a cache that
 	// cannot be written costs every process a search. "" when nothing failed.
 	WriteError string
-}
-
-// IgnoredInput is a variable a search would have used but passed over, and why: a relative
-// CUDA_PATH, a VIRTUAL_ENV that does not exist. host gives it to its callers as host.IgnoredInput.
-type IgnoredInput struct {
-	Name   string `json:"name"` // the variable, "CUDA_PATH"
-	Value  string `json:"value"`
-	Reason string `json:"reason"`
-}
-
-func (in IgnoredInput) String() string {
-	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
 }
 
 // Where descriptor packs come from, in the order they are read. A later pack may redefine a library

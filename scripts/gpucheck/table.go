@@ -88,7 +88,7 @@ func readSaved(dir string) (*saved, error) {
 	s.all, s.static = report(fileDriverAll), report(fileDriverStatic)
 	if s.all != nil {
 		for _, m := range s.all.Methods {
-			if m.Name == "platform" {
+			if m.Name == "setup" {
 				continue
 			}
 			if r := report(methodFile(m.Name)); r != nil {

@@ -14,7 +14,7 @@ import (
 func Test_table(t *testing.T) {
 	const report = `{"state":"working","summary":"s","driver_version":"535.261.03","cuda_driver_version":"12.2","gpus":[
 		{"index":0,"name":"Tesla T4 (PG183)","pci_bus_id":"0000:00:1e.0","compute_capability":"7.5","compute_capability_source":"nvml","sources":["nvml"]}],
-		"methods":[{"name":"platform","outcome":"ok"},{"name":"nvml","outcome":"ok"}]}`
+		"methods":[{"name":"setup","outcome":"ok"},{"name":"nvml","outcome":"ok"}]}`
 	const smiXML = `<nvidia_smi_log><driver_version>535.261.03</driver_version><cuda_version>12.2</cuda_version><attached_gpus>1</attached_gpus>
 		<gpu id="00000000:00:1E.0"><product_name>Tesla T4 (PG183)</product_name><pci><pci_bus_id>00000000:00:1E.0</pci_bus_id></pci></gpu></nvidia_smi_log>`
 	tests := []struct {

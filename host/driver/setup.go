@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// probePlatform classifies the machine from which device nodes and driver files exist. It decides
+// probeSetup classifies the machine from which device nodes and driver files exist. It decides
 // how the other methods' answers are read (a Windows driver version on WSL2, an L4T release on Jetson)
 // and, with the kernel driver's files and nodes it records, whether the driver's own code may run.
-func probePlatform(p *prober) methodResult {
+func probeSetup(p *prober) methodResult {
 	var tegra []string
 	var l4t string
 	if data, err := os.ReadFile(p.path("/etc/nv_tegra_release")); err == nil {
@@ -33,24 +33,24 @@ func probePlatform(p *prober) methodResult {
 	}
 	switch {
 	case p.machine.dxg:
-		p.platform = PlatformWSL2
+		p.setup = SetupWSL2
 		return ok("wsl2: /dev/dxg is present; the driver runs on the Windows host and its libraries are in "+wslLibDir, nil)
 	case len(tegra) > 0:
-		p.platform = PlatformTegra
+		p.setup = SetupTegra
 		d := "tegra: " + strings.Join(tegra, ", ")
 		if l4t != "" {
 			d += "; L4T " + l4t
 		}
 		return ok(d, obs)
 	case p.machine.ctl:
-		p.platform = PlatformNative
+		p.setup = SetupNative
 		return ok("native: /dev/nvidiactl is present", nil)
 	}
 	if len(p.machine.moduleFiles) > 0 {
-		p.platform = PlatformContainerNoGPU
-		return ok(fmt.Sprintf("%s: %s present but /dev/nvidiactl is not: a container started without GPU access, or device nodes not created yet", PlatformContainerNoGPU, strings.Join(p.machine.moduleFiles, " and ")), nil)
+		p.setup = SetupContainerNoGPU
+		return ok(fmt.Sprintf("%s: %s present but /dev/nvidiactl is not: a container started without GPU access, or device nodes not created yet", SetupContainerNoGPU, strings.Join(p.machine.moduleFiles, " and ")), nil)
 	}
-	p.platform = PlatformNoDriver
+	p.setup = SetupNoDriver
 	return ok("no-driver: no /dev/nvidiactl, /dev/dxg, /proc/driver/nvidia or /sys/module/nvidia", nil)
 }
 
@@ -116,7 +116,7 @@ func (p *prober) driverCodeBlocked(needUVM bool) string {
 	switch {
 	case !p.live:
 		return "the probe reads a captured machine under " + p.root + ", and the driver's own code would ask this one"
-	case p.platform == PlatformWSL2 || m.nvgpuNodes:
+	case p.setup == SetupWSL2 || m.nvgpuNodes:
 		return "" // WSL2's libraries talk to /dev/dxg, Jetson's to nvgpu's nodes: neither creates any
 	case len(m.moduleFiles) == 0:
 		return "the nvidia kernel module is not loaded (no /proc/driver/nvidia, no /sys/module/nvidia), and the driver's initialisation would create /dev/nvidiactl"

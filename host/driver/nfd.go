@@ -2,7 +2,6 @@ package driver
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,130 +10,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
-	"time"
 )
 
 // NFDFileName is the file WriteNFDFile writes in node-feature-discovery's features.d folder.
 const NFDFileName = "pathfinder"
-
-// WriteText writes the report for people: the state in one line with its hint, the facts with their
-// sources, the driver's libraries, the GPUs, and every method's outcome.
-func (r *Report) WriteText(w io.Writer) error {
-	if r.Summary != "" {
-		fmt.Fprintln(w, r.Summary)
-	}
-	if r.Hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", r.Hint)
-	}
-	if r.Summary != "" || r.Hint != "" {
-		fmt.Fprintln(w)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fact := func(label, value, source string) {
-		if value == "" {
-			return
-		}
-		if source != "" {
-			value += " (" + source + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\n", label, value)
-	}
-	fact("state", string(r.State), "")
-	fmt.Fprintf(tw, "platform\t%s\n", r.Platform)
-	src := r.DriverVersionSource
-	if r.KernelModule != "" {
-		src += "; " + r.KernelModule + " kernel module"
-	}
-	if r.DriverVersion == "" {
-		fmt.Fprintf(tw, "driver\tnot found\n")
-	}
-	fact("driver", r.DriverVersion, src)
-	if r.UserSpace != nil {
-		v := r.UserSpaceVersion
-		if v == "" {
-			v = "not found"
-			if userSpaceLibs(r.UserSpace).any() {
-				v = "version unknown"
-			}
-		}
-		fmt.Fprintf(tw, "user-space driver\t%s\n", v)
-		for _, l := range r.UserSpace {
-			fmt.Fprintf(tw, "  %s\t%s\n", l.Soname, l.describe())
-		}
-	}
-	fact("l4t release", r.L4TRelease, "")
-	fact("cuda driver", r.CUDADriverVersion, r.CUDADriverVersionSource)
-	maxFrom := r.MaxCUDARelease
-	if r.MaxCUDASource == MaxCUDAFromUserSpace {
-		maxFrom += "; by the user-space driver " + r.UserSpaceVersion + ", no kernel module's version known"
-	}
-	fact("max cuda toolkit", r.MaxCUDA, maxFrom)
-	fmt.Fprintf(tw, "gpus\t%d\n", len(r.GPUs))
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, g := range r.GPUs {
-		cc := "cc ?"
-		if g.ComputeCapability != "" {
-			cc = "cc " + g.ComputeCapability + " (" + g.ComputeCapabilitySource + ")"
-		}
-		line := fmt.Sprintf("  %d\t%s\t%s\t%s\t%s", g.Index, orDash(g.Name), orDash(g.PCIBusID), orDash(g.DeviceID), cc)
-		if g.UUID != "" {
-			line += "\t" + g.UUID
-		}
-		if g.KernelDriver != "" && g.KernelDriver != "nvidia" {
-			line += "\tbound to " + g.KernelDriver
-		}
-		fmt.Fprintln(tw, line)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "methods")
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, m := range r.Methods {
-		fmt.Fprintf(tw, "  %s\t%s\t%v\t%s\n", m.Name, m.Outcome, m.Duration.Round(time.Microsecond), m.Detail)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(r.Notes) > 0 {
-		fmt.Fprintln(w, "notes")
-		for _, n := range r.Notes {
-			fmt.Fprintf(w, "  - %s\n", n)
-		}
-	}
-	_, err := fmt.Fprintf(w, "took %v\n", r.Duration.Round(time.Microsecond))
-	return err
-}
-
-// describe says where the loader would find the library, for WriteText.
-func (l UserSpaceLibrary) describe() string {
-	if l.Error != "" {
-		return l.Error
-	}
-	d := l.Path
-	if l.RealPath != l.Path {
-		d += " → " + filepath.Base(l.RealPath)
-	}
-	d += " (" + l.Via + ")"
-	switch {
-	case l.Stub:
-		d += ": the CUDA toolkit's stub, not the driver's"
-	case l.Compat:
-		d += ": CUDA forward compatibility"
-	}
-	return d
-}
-
-// WriteJSON writes the report as indented JSON with snake_case names.
-func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
 
 // WriteNFD writes node-feature-discovery feature-file lines (name=value) with the label names NVIDIA's
 // GPU Feature Discovery uses, so schedulers that select on GFD labels work unchanged. GFD describes the

@@ -1,0 +1,19 @@
+// Package input holds Ignored, the one type host and host/driver both report for an input they
+// were given but did not use. It is a leaf with no imports beyond fmt, so that host/driver can
+// name it without pulling in what host and internal/inspect import.
+package input
+
+import "fmt"
+
+// Ignored is a variable or input a search or probe was given but passed over, and why: a relative
+// CUDA_PATH, a VIRTUAL_ENV that does not exist, a PATHFINDER_DRIVER_VERSION that is no driver version.
+type Ignored struct {
+	Name   string `json:"name"` // the variable, "CUDA_PATH"
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
+
+// String is "$NAME=VALUE (REASON)", as the command prints it.
+func (in Ignored) String() string {
+	return fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason)
+}
