@@ -88,12 +88,20 @@ func cacheFileSeen(dir string, cat *Catalog) string {
 	return observe.StatSeen(fi, err)
 }
 
-// Cached is New with its result kept in dir ("" for no cache).
+// Cached is New with its result kept in dir ("" for no cache). The builtin pack alone, the common
+// case, is in the binary already (builtin_gen.go): neither decoded nor cached.
 func Cached(dir string, packs ...Pack) (*Catalog, error) {
+	hash := hashPacks(packs)
+	if hash == builtinHash {
+		entries := make([]*Entry, len(builtinEntries))
+		for i := range builtinEntries {
+			entries[i] = &builtinEntries[i]
+		}
+		return fromEntries(hash, entries), nil
+	}
 	if dir == "" {
 		return New(packs...)
 	}
-	hash := hashPacks(packs)
 	path := CacheFile(dir, hash)
 	if data, ok := cachefile.Read(path); ok {
 		if entries, err := decodeEntries(data, hash); err == nil {
