@@ -82,38 +82,50 @@ type Config struct {
 // The shape of one config file. Pointers tell a key that is set from one that is absent, so a layer
 // overrides only what it sets.
 type file struct {
-	Search struct {
-		Order        *[]string `toml:"order"`
-		SitePackages *[]string `toml:"site_packages"`
-	} `toml:"search"`
-	Library map[string]struct {
-		Order *[]string `toml:"order"`
-	} `toml:"library"`
-	Plugin map[string]struct {
-		Source  *string           `toml:"source"`
-		SHA256  *string           `toml:"sha256"`
-		Env     *[]string         `toml:"env"`
-		Read    *[]string         `toml:"read"`
-		Caps    *[]string         `toml:"capabilities"`
-		Memory  *string           `toml:"memory"`
-		Timeout *string           `toml:"timeout"`
-		Options map[string]string `toml:"options"`
-		// FoundVia labels what the plugin finds, in every directory it is granted.
-		FoundVia *string `toml:"found_via"`
-		// AllowWritable accepts a plugin file writable by others than its owner.
-		AllowWritable *bool `toml:"allow_writable"`
-	} `toml:"plugin"`
-	Packs struct {
-		Dirs *[]string `toml:"dirs"` // descriptor pack files or directories of them
-	} `toml:"packs"`
-	Cache struct {
-		Dir     *string `toml:"dir"`
-		Enabled *bool   `toml:"enabled"`
-	} `toml:"cache"`
-	System struct {
-		Resolve       *string `toml:"resolve"`        // "model" or "dlopen"
-		DlopenTimeout *string `toml:"dlopen_timeout"` // for resolve = "dlopen"
-	} `toml:"system"`
+	Search  fileSearch             `toml:"search"`
+	Library map[string]fileLibrary `toml:"library"`
+	Plugin  map[string]filePlugin  `toml:"plugin"`
+	Packs   filePacks              `toml:"packs"`
+	Cache   fileCache              `toml:"cache"`
+	System  fileSystem             `toml:"system"`
+}
+
+type fileSearch struct {
+	Order        *[]string `toml:"order"`
+	SitePackages *[]string `toml:"site_packages"`
+}
+
+type fileLibrary struct {
+	Order *[]string `toml:"order"`
+}
+
+type filePlugin struct {
+	Source  *string           `toml:"source"`
+	SHA256  *string           `toml:"sha256"`
+	Env     *[]string         `toml:"env"`
+	Read    *[]string         `toml:"read"`
+	Caps    *[]string         `toml:"capabilities"`
+	Memory  *string           `toml:"memory"`
+	Timeout *string           `toml:"timeout"`
+	Options map[string]string `toml:"options"`
+	// FoundVia labels what the plugin finds, in every directory it is granted.
+	FoundVia *string `toml:"found_via"`
+	// AllowWritable accepts a plugin file writable by others than its owner.
+	AllowWritable *bool `toml:"allow_writable"`
+}
+
+type filePacks struct {
+	Dirs *[]string `toml:"dirs"` // descriptor pack files or directories of them
+}
+
+type fileCache struct {
+	Dir     *string `toml:"dir"`
+	Enabled *bool   `toml:"enabled"`
+}
+
+type fileSystem struct {
+	Resolve       *string `toml:"resolve"`        // "model" or "dlopen"
+	DlopenTimeout *string `toml:"dlopen_timeout"` // for resolve = "dlopen"
 }
 
 // layers returns the config files to read after the built-in defaults, in order. Missing system and
@@ -153,10 +165,11 @@ func Defaults() *Config {
 }
 
 // builtinLayer is the built-in defaults applied once per process: decoding them and finding each
-// key's position was a fifth of a warm Finder's start. Each Finder gets its own copy.
+// key's position was a fifth of a warm Finder's start. They are decoded already (builtinFile, in
+// builtin_gen.go): a process that reads no other layer decodes no TOML. Each Finder gets its own copy.
 var builtinLayer = sync.OnceValues(func() (*Config, error) {
 	c := Defaults()
-	return c, c.Apply("builtin:pathfinder.toml", builtin.DefaultConfig())
+	return c, c.apply("builtin:pathfinder.toml", builtin.DefaultConfig(), builtinFile())
 })
 
 // clone copies c deeply enough that applying more layers to the copy leaves c as it was (layers
@@ -237,12 +250,17 @@ func (c *Config) Apply(name string, data []byte) error {
 		}
 		return &Error{File: name, Err: err}
 	}
+	return c.apply(name, data, &f)
+}
+
+// apply applies the layer name, whose contents are data, decoded as f, over c.
+func (c *Config) apply(name string, data []byte, f *file) error {
 	fail := func(err error, key ...string) error {
 		line, col := tomlx.Position(data, key)
 		return &Error{File: name, Line: line, Col: col, Key: strings.Join(key, "."), Err: err}
 	}
 	c.Files = append(c.Files, name)
-	c.noteOrigins(name, data, &f)
+	c.noteOrigins(name, data, f)
 	fmt.Fprintf(c.hash, "%s\x00%d\x00", name, len(data))
 	c.hash.Write(data)
 	if f.Search.Order != nil {
