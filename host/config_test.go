@@ -204,3 +204,19 @@ func TestConfigError_fields(t *testing.T) {
 		})
 	}
 }
+
+// TestConfig_foundVia: the built-in configuration labels what conda finds "conda"; a layer that sets
+// found_via = "" gives the step its grant's label back, the variable's name.
+func TestConfig_foundVia(t *testing.T) {
+	prefix := t.TempDir()
+	want := put(t, prefix, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	for config, label := range map[string]string{
+		"[search]\norder = [\"conda\"]\n":                                     "conda",
+		"[search]\norder = [\"conda\"]\n\n[plugin.conda]\nfound_via = \"\"\n": "CONDA_PREFIX",
+	} {
+		lib, err := newFinder(t, testEnv{"CONDA_PREFIX": prefix}, config).Find(bg, "cudart")
+		if err != nil || lib.Path != want || lib.FoundVia != label {
+			t.Errorf("%q: %+v, %v; want %s found via %s", config, lib, err, want, label)
+		}
+	}
+}

@@ -124,10 +124,13 @@ func (p *Plugin) FoundViaFor(g Grant, variable string) string {
 	return p.Name
 }
 
-// checkFoundVia refuses a found_via that is empty, unprintable, or one of the host steps' labels:
-// those say the host's own step found the library.
+// checkFoundVia refuses a found_via that is blank, unprintable, or one of the host steps' labels:
+// those say the host's own step found the library. "" gives the grants' labels back (a layer over
+// one that set it).
 func checkFoundVia(label string) error {
 	switch {
+	case label == "":
+		return nil
 	case label == FoundViaAlreadyLoaded || label == FoundViaSystem:
 		return fmt.Errorf("%q is the label of the host's own step, never a plugin's", label)
 	case strings.TrimSpace(label) == "" || strings.ContainsFunc(label, func(r rune) bool { return !unicode.IsPrint(r) }):
