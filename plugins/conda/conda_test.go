@@ -1,7 +1,6 @@
 package conda
 
 import (
-	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -77,14 +76,7 @@ func TestSearch_windowsArch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, tt.lib)}
-			goGot, cGot := steptest.Both(t, Plugin, prefix, map[string]string{"CONDA_PREFIX": prefix}, req)
-			var want []string
-			for _, w := range tt.want {
-				want = append(want, w+"=conda")
-			}
-			if !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
-				t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
-			}
+			steptest.WantBoth(t, Plugin, prefix, map[string]string{"CONDA_PREFIX": prefix}, req, "conda", tt.want)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package envroots
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -99,14 +98,7 @@ func TestSearch_windowsArch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, tt.lib)}
-			goGot, cGot := steptest.Both(t, Plugin, cuda, map[string]string{"CUDA_PATH": cuda}, req)
-			var want []string
-			for _, w := range tt.want {
-				want = append(want, w+"=CUDA_PATH")
-			}
-			if !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
-				t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
-			}
+			steptest.WantBoth(t, Plugin, cuda, map[string]string{"CUDA_PATH": cuda}, req, "CUDA_PATH", tt.want)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package wheels
 
 import (
-	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -109,14 +108,7 @@ func TestSearch_windowsArch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, tt.lib),
 				Roots: []abi.Root{{Path: site, Role: abi.RoleSitePackages}}}
-			goGot, cGot := steptest.Both(t, Plugin, site, nil, req)
-			var want []string
-			for _, w := range tt.want {
-				want = append(want, w+"=site-packages")
-			}
-			if !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
-				t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
-			}
+			steptest.WantBoth(t, Plugin, site, nil, req, "site-packages", tt.want)
 		})
 	}
 }

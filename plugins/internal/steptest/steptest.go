@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -412,10 +413,10 @@ func PackLibrary(t testing.TB, kind abi.Kind, name string) abi.Library {
 	return abi.Library{}
 }
 
-// Both runs req through p (the Go reference) and through the builtin module's C of the same step,
-// over the real tree under dir, and returns each one's candidates as "path=found_via" with dir
-// stripped from the path. A step's table tests hold both forms to the same answer.
-func Both(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *abi.Request) (goGot, cGot []string) {
+// WantBoth runs req through p (the Go reference) and through the builtin module's C of the same step,
+// over the real tree under dir, and fails the test unless each proposes exactly want (paths relative
+// to dir, in order), each found via label. A step's table tests hold both forms to the same answer.
+func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *abi.Request, label string, want []string) {
 	t.Helper()
 	CheckModule(t, p.Name)
 	Register(p)
@@ -427,9 +428,15 @@ func Both(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *ab
 		}
 		return out
 	}
-	want, _ := Reference(req, env, nil)
+	ref, _ := Reference(req, env, nil)
 	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req, nil)
-	return paths(want), paths(got)
+	var wantVia []string
+	for _, w := range want {
+		wantVia = append(wantVia, w+"="+label)
+	}
+	if goGot, cGot := paths(ref), paths(got); !slices.Equal(goGot, wantVia) || !slices.Equal(cGot, wantVia) {
+		t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, wantVia)
+	}
 }
 
 // Tree creates each of rels (slash-separated, relative) as a small file under a new directory, and
