@@ -47,8 +47,7 @@ func writeDriverText(w io.Writer, r *driver.Report) error {
 		v := r.UserSpaceVersion
 		if v == "" {
 			v = "not found"
-			// a driver library (not the toolkit's stub) whose name held no version
-			if slices.ContainsFunc(r.UserSpace, func(l driver.UserSpaceLibrary) bool { return l.Error == "" && !l.Stub }) {
+			if slices.ContainsFunc(r.UserSpace, driver.UserSpaceLibrary.Found) { // a name without a version
 				v = "version unknown"
 			}
 		}

@@ -158,7 +158,7 @@ func (u userSpaceLibs) lib(soname string) *UserSpaceLibrary {
 
 // any reports whether a driver library (not a stub) was found, with or without a version.
 func (u userSpaceLibs) any() bool {
-	return slices.ContainsFunc(u, func(d UserSpaceLibrary) bool { return d.Error == "" && !d.Stub })
+	return slices.ContainsFunc(u, UserSpaceLibrary.Found)
 }
 
 // version is the user-space driver's version: libnvidia-ml's, which must match the kernel module's,

@@ -32,6 +32,10 @@ type UserSpaceLibrary struct {
 	Error  string `json:"error,omitempty"` // why it was not found
 }
 
+// Found reports whether the loader would find the driver's own library: found, and not the
+// toolkit's stub.
+func (l UserSpaceLibrary) Found() bool { return l.Error == "" && !l.Stub }
+
 // driverLibraries are the user-space libraries that tell the driver's version, with the variable
 // that names the file the probe loads instead.
 var driverLibraries = []struct{ soname, env string }{
