@@ -268,10 +268,14 @@ func TestResultCache_loadedSince(t *testing.T) {
 }
 
 // TestCatalog_Remembered: the catalog a process remembers is used again only for the same packs, the same
-// cache directory and an unchanged cache file.
+// cache directory and an unchanged cache file. A vendor's pack is read beside the builtin one, whose
+// catalog alone is in the binary and kept in no cache file.
 func TestCatalog_Remembered(t *testing.T) {
 	base := t.TempDir()
-	packs := []catalog.Pack{{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()}}
+	vendor := func(name string) catalog.Pack {
+		return catalog.Pack{Name: "/x/" + name + ".toml", Data: []byte("[[library]]\nname = \"" + name + "\"\npackaged_with = \"other\"\nlinux_sonames = [\"lib" + name + ".so.1\"]\n")}
+	}
+	packs := []catalog.Pack{{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()}, vendor("vendor")}
 	first, err := catalog.Remembered(base, packs)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +283,7 @@ func TestCatalog_Remembered(t *testing.T) {
 	if again, _ := catalog.Remembered(base, packs); again != first {
 		t.Fatal("the same packs were read again")
 	}
-	extra := append(slices.Clone(packs), catalog.Pack{Name: "/x/extra.toml", Data: []byte("[[library]]\nname = \"extra\"\npackaged_with = \"other\"\nlinux_sonames = [\"libextra.so.1\"]\n")})
+	extra := append(slices.Clone(packs), vendor("extra"))
 	if other, err := catalog.Remembered(base, extra); err != nil || other == first {
 		t.Fatalf("another pack set: %v, same catalog %v", err, other == first)
 	}
@@ -293,6 +297,11 @@ func TestCatalog_Remembered(t *testing.T) {
 	}
 	if again, _ := catalog.Remembered(base, packs); again == now {
 		t.Fatal("the cache file changed, and it was not read again")
+	}
+	if builtinOnly, _ := catalog.Remembered(base, packs[:1]); builtinOnly == nil {
+		t.Fatal("no builtin catalog")
+	} else if again, _ := catalog.Remembered(base, packs[:1]); again != builtinOnly {
+		t.Fatal("the builtin catalog alone was made again")
 	}
 }
 

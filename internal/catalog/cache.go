@@ -1,10 +1,8 @@
 package catalog
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,20 +54,15 @@ var remembered struct {
 
 // Remembered is Cached, remembered for the next call with the same packs and dir.
 func Remembered(dir string, packs []Pack) (*Catalog, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%q\x00", dir)
-	for _, p := range packs {
-		fmt.Fprintf(h, "%q\x00%d\x00", p.Name, len(p.Data))
-		h.Write(p.Data)
-	}
-	key := string(h.Sum(nil))
+	hash := hashPacks(packs)
+	key := dir + "\x00" + hash
 	remembered.mu.Lock()
 	if remembered.key == key && cacheFileSeen(dir, remembered.cat) == remembered.file {
 		defer remembered.mu.Unlock()
 		return remembered.cat, nil
 	}
 	remembered.mu.Unlock()
-	cat, err := Cached(dir, packs...)
+	cat, err := cached(dir, hash, packs)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +72,10 @@ func Remembered(dir string, packs []Pack) (*Catalog, error) {
 	return cat, nil
 }
 
-// cacheFileSeen is a stat of the file Cached keeps cat in under dir.
+// cacheFileSeen is a stat of the file Cached keeps cat in under dir; "" for the builtin catalog,
+// which is kept in no file.
 func cacheFileSeen(dir string, cat *Catalog) string {
-	if dir == "" {
+	if dir == "" || cat.hash == builtinHash {
 		return ""
 	}
 	fi, err := os.Stat(CacheFile(dir, cat.Hash()))
@@ -91,7 +85,11 @@ func cacheFileSeen(dir string, cat *Catalog) string {
 // Cached is New with its result kept in dir ("" for no cache). The builtin pack alone, the common
 // case, is in the binary already (builtin_gen.go): neither decoded nor cached.
 func Cached(dir string, packs ...Pack) (*Catalog, error) {
-	hash := hashPacks(packs)
+	return cached(dir, hashPacks(packs), packs)
+}
+
+// cached is Cached of packs whose hashPacks is hash.
+func cached(dir, hash string, packs []Pack) (*Catalog, error) {
 	if hash == builtinHash {
 		entries := make([]*Entry, len(builtinEntries))
 		for i := range builtinEntries {
