@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 )
 
 // finish writes the merged answer into the report.
@@ -20,6 +21,12 @@ func (p *prober) finish(r *Report) {
 		r.GPUs = m.gpus
 	}
 	r.Notes = append(slices.Clone(p.notes), m.notes...)
+	if p.pinnedGPUs != nil {
+		if len(m.gpus) > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s stands for the GPUs, in place of the %s the other methods found", ComputeCapabilityPin, english.Plural(len(m.gpus), "GPU")))
+		}
+		r.GPUs = p.pinnedGPUs
+	}
 	if p.userSpace != nil {
 		r.UserSpace = p.userSpace
 		r.UserSpaceVersion = userSpaceLibs(p.userSpace).version()
@@ -27,6 +34,7 @@ func (p *prober) finish(r *Report) {
 	switch {
 	case m.driver != "":
 		p.maxCUDA(r, r.DriverVersion)
+		r.Runs = rulesDriver(r).Runs()
 		if p.setup == SetupTegra {
 			r.Notes = append(r.Notes, "on Jetson the CUDA version comes with the JetPack release; max_cuda is read from NVIDIA's desktop and server driver table")
 		}

@@ -38,6 +38,12 @@ type Options struct {
 
 const defaultTimeout = 5 * time.Second
 
+// ComputeCapabilityPin names the variable that pins the GPUs, for asking what a machine would get
+// from the probe and its rules ("a 550 driver with an sm_90 GPU"): one compute capability a GPU,
+// "9.0" or "9.0,8.6". The report's GPUs are then these, their source "override", whatever the
+// machine has.
+const ComputeCapabilityPin = "PATHFINDER_COMPUTE_CAPABILITY"
+
 // Environment variables the probe reads.
 const (
 	envOverride     = "PATHFINDER_DRIVER_VERSION" // pins the driver version (tests, pinning)
@@ -145,21 +151,22 @@ func skipped(format string, a ...any) methodResult {
 
 // prober carries one Probe call's settings and what its methods found.
 type prober struct {
-	ctx       context.Context
-	root      string
-	lookupEnv func(string) (string, bool)
-	lookPath  func(string) (string, error)
-	timeout   time.Duration
-	explicit  bool
-	live      bool // Root is this machine, so the driver's own code may run (where driverCodeBlocked allows)
-	setup     Setup
-	machine   machine
-	userSpace []UserSpaceLibrary // the driver's libraries as the loader would find them; nil when not looked for
-	signals   map[string]driverSignal
-	answered  []string // the methods running the driver's own code that answered
-	obs       []observation
-	notes     []string
-	ignored   []IgnoredInput // variables given but not used
+	ctx        context.Context
+	root       string
+	lookupEnv  func(string) (string, bool)
+	lookPath   func(string) (string, error)
+	timeout    time.Duration
+	explicit   bool
+	live       bool // Root is this machine, so the driver's own code may run (where driverCodeBlocked allows)
+	setup      Setup
+	machine    machine
+	userSpace  []UserSpaceLibrary // the driver's libraries as the loader would find them; nil when not looked for
+	signals    map[string]driverSignal
+	answered   []string // the methods running the driver's own code that answered
+	obs        []observation
+	pinnedGPUs []GPU // ComputeCapabilityPin's GPUs; nil when it is not set
+	notes      []string
+	ignored    []IgnoredInput // variables given but not used
 }
 
 // Probe runs the methods and merges what they found. It never fails: what went wrong is in each
@@ -195,7 +202,7 @@ func Probe(ctx context.Context, opts Options) *Report {
 		t0 := time.Now()
 		res := p.run(name)
 		r.Methods = append(r.Methods, MethodOutcome{Name: name, Outcome: res.outcome, Detail: res.detail, Duration: time.Since(t0)})
-		if res.outcome == OutcomeOK && res.obs != nil {
+		if res.obs != nil { // what a method saw counts even where it failed in part (a bad pin beside a good one)
 			res.obs.source = name
 			p.obs = append(p.obs, *res.obs)
 		}
@@ -264,15 +271,46 @@ func exists(path string) bool {
 	return err == nil
 }
 
+// probeOverride reads the pins: PATHFINDER_DRIVER_VERSION for the driver's version and
+// ComputeCapabilityPin for the GPUs. A pin that is not what it should be is not used, and
+// Report.Ignored says so; the method then fails, while a good pin beside it still counts.
 func probeOverride(p *prober) methodResult {
-	v, set := p.lookupEnv(envOverride)
-	v = strings.TrimSpace(v)
-	if !set || v == "" {
-		return skipped("%s is not set", envOverride)
+	res := methodResult{outcome: OutcomeOK}
+	var details []string
+	notUsed := func(in IgnoredInput, detail string) {
+		p.ignored = append(p.ignored, in)
+		details, res.outcome = append(details, detail), OutcomeFailed
 	}
-	if !validDriverVersion(v) {
-		p.ignored = append(p.ignored, IgnoredInput{Name: envOverride, Value: v, Reason: "not a driver version like 550.54.14; the machine was probed instead"})
-		return failed("%s=%q is not a driver version like 550.54.14", envOverride, v)
+	if v, set := p.lookupEnv(envOverride); set && strings.TrimSpace(v) != "" {
+		v = strings.TrimSpace(v)
+		if validDriverVersion(v) {
+			res.obs = &observation{driverVersion: v}
+			details = append(details, fmt.Sprintf("driver version pinned to %s by %s", v, envOverride))
+		} else {
+			notUsed(IgnoredInput{Name: envOverride, Value: v, Reason: "not a driver version like 550.54.14; the machine was probed instead"},
+				fmt.Sprintf("%s=%q is not a driver version like 550.54.14", envOverride, v))
+		}
 	}
-	return ok(fmt.Sprintf("driver version pinned to %s by %s", v, envOverride), &observation{driverVersion: v})
+	if v, set := p.lookupEnv(ComputeCapabilityPin); set && strings.TrimSpace(v) != "" {
+		if ccs, err := parseComputeCapabilities(v); err == nil {
+			p.pinnedGPUs = pinnedGPUs(ccs)
+			details = append(details, fmt.Sprintf("compute capability pinned to %s by %s", strings.Join(ccs, ","), ComputeCapabilityPin))
+		} else {
+			notUsed(IgnoredInput{Name: ComputeCapabilityPin, Value: v, Reason: err.Error()}, fmt.Sprintf("%s=%q: %v", ComputeCapabilityPin, v, err))
+		}
+	}
+	if len(details) == 0 {
+		return skipped("neither %s nor %s is set", envOverride, ComputeCapabilityPin)
+	}
+	res.detail = strings.Join(details, "; ")
+	return res
+}
+
+// pinnedGPUs are the GPUs ComputeCapabilityPin stands for, one per compute capability, in order.
+func pinnedGPUs(ccs []string) []GPU {
+	gpus := make([]GPU, len(ccs))
+	for i, cc := range ccs {
+		gpus[i] = GPU{Index: i, ComputeCapability: cc, ComputeCapabilitySource: methodOverride, Sources: []string{methodOverride}}
+	}
+	return gpus
 }

@@ -151,7 +151,7 @@ func TestProbe_override(t *testing.T) {
 	}
 
 	r = probe(t, root, fileMethods, nil)
-	wantOutcome(t, r, methodOverride, OutcomeSkipped, "not set")
+	wantOutcome(t, r, methodOverride, OutcomeSkipped, "neither PATHFINDER_DRIVER_VERSION nor PATHFINDER_COMPUTE_CAPABILITY is set")
 }
 
 // TestProbe_overrideIgnored: a PATHFINDER_DRIVER_VERSION that is no driver version is not used,

@@ -99,10 +99,14 @@ type Report struct {
 	MaxCUDARelease string `json:"max_cuda_release,omitempty"`
 	// MaxCUDASource is MaxCUDAFromUserSpace when no kernel module's version was found and MaxCUDA was looked
 	// up by UserSpaceVersion (the driver installed, its module not loaded); "" when by DriverVersion.
-	MaxCUDASource string          `json:"max_cuda_source,omitempty"`
-	GPUs          []GPU           `json:"gpus"`
-	Methods       []MethodOutcome `json:"methods"`
-	Notes         []string        `json:"notes,omitempty"` // disagreements between methods and warnings
+	MaxCUDASource string `json:"max_cuda_source,omitempty"`
+	// Runs says, for CUDA 11, 12 and 13, whether this driver runs it (natively up to which minor, by
+	// minor-version compatibility, or not, with the driver that would), by NVIDIA's rules from
+	// DriverVersion and MaxCUDA (on WSL2 the Windows numbers); nil without a driver version.
+	Runs    []CUDASupport   `json:"runs,omitempty"`
+	GPUs    []GPU           `json:"gpus"`
+	Methods []MethodOutcome `json:"methods"`
+	Notes   []string        `json:"notes,omitempty"` // disagreements between methods and warnings
 	// Ignored lists the variables the probe was given but did not use, and why (a
 	// PATHFINDER_DRIVER_VERSION that is no driver version); Summary ends by naming them.
 	Ignored  []IgnoredInput `json:"ignored,omitempty"`

@@ -16,6 +16,20 @@ var driverVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustC
 
 func validDriverVersion(s string) bool { return driverVersionRE().MatchString(s) }
 
+// parseComputeCapabilities reads ComputeCapabilityPin: compute capabilities like 9.0, one a GPU,
+// separated by commas.
+func parseComputeCapabilities(s string) ([]string, error) {
+	var ccs []string
+	for _, cc := range strings.Split(s, ",") {
+		cc = strings.TrimSpace(cc)
+		if !isComputeCapability(cc) {
+			return nil, fmt.Errorf("%q is not a compute capability like 9.0 (for several GPUs: 9.0,8.6)", cc)
+		}
+		ccs = append(ccs, cc)
+	}
+	return ccs, nil
+}
+
 // procVersion is what /proc/driver/nvidia/version says.
 type procVersion struct {
 	Version string // the driver version, or the L4T release when L4T is true
