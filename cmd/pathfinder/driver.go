@@ -15,7 +15,7 @@ import (
 // and exitUsage on bad flags.
 func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, jsonDocumentHelp+" (the same as --format json)")
-	format := fs.String("format", "text", "print `FORMAT`: text (the default), json (one JSON document), or nfd (node-feature-discovery feature-file lines; none without a working driver)")
+	format := fs.String("format", "text", "print `FORMAT`: text (the default), json (one JSON document), nfd (node-feature-discovery feature-file lines; none without a working driver), or variant (the nvidia wheel-variant provider's configs as JSON; [] without a working driver)")
 	methods := fs.String("methods", "", "a comma-separated `LIST` of methods to run, in order ("+strings.Join(driver.MethodNames(), ",")+"); default all")
 	root := fs.String("root", "", "read /proc, /sys, /dev, /etc and the loader's directories under `DIR` (a captured machine); NVML, libcuda and nvidia-smi are not run")
 	output := fs.String("output", "", "with --format nfd, write the feature file atomically into `DIR` instead of printing it")
@@ -43,11 +43,18 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return c.usageError("%v", err)
 		}
 		r := driver.Probe(ctx, opts)
+		// A pin that is not used would answer for the machine instead of the GPUs asked about.
+		if i := slices.IndexFunc(r.Ignored, func(in driver.IgnoredInput) bool { return in.Name == driver.ComputeCapabilityPin }); i >= 0 {
+			c.errorf("%s=%s: %s", r.Ignored[i].Name, r.Ignored[i].Value, r.Ignored[i].Reason)
+			return exitUsage
+		}
 		switch {
 		case *format == "text":
 			err = writeDriverText(c.stdout, r)
 		case *format == "json":
 			err = writeJSONDocument(c.stdout, r)
+		case *format == "variant":
+			err = writeJSONDocument(c.stdout, r.VariantConfigs())
 		case *output != "":
 			err = driver.WriteNFDFile(*output, r)
 		default:
@@ -60,9 +67,12 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if r.Working() {
 			return exitOK
 		}
-		if *format == "nfd" {
+		if *format == "nfd" || *format == "variant" {
 			where := "no labels written"
-			if *output != "" {
+			switch {
+			case *format == "variant":
+				where = "no configs"
+			case *output != "":
 				where = "the feature file in " + *output + " has no labels"
 			}
 			c.errorf("no working NVIDIA driver (%s: %s): %s", r.State, r.Summary, where)
@@ -72,7 +82,7 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 }
 
 // formats are the values driver's --format takes.
-var formats = []string{"text", "json", "nfd"}
+var formats = []string{"text", "json", "nfd", "variant"}
 
 // checkMethods checks each name in --methods.
 func checkMethods(methods string) error {

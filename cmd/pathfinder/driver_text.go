@@ -63,6 +63,13 @@ func writeDriverText(w io.Writer, r *driver.Report) error {
 		maxFrom += "; by the user-space driver " + r.UserSpaceVersion + ", no kernel module's version known"
 	}
 	fact("max cuda toolkit", r.MaxCUDA, maxFrom)
+	for i, s := range r.Runs {
+		label := "runs"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(tw, "%s\tCUDA %s: %s\n", label, s.CUDA, s)
+	}
 	fmt.Fprintf(tw, "gpus\t%d\n", len(r.GPUs))
 	if err := tw.Flush(); err != nil {
 		return err

@@ -369,36 +369,55 @@ func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
 	}
 }
 
+// builds are the binaries the tests built, one per set of build tags, each built once per test
+// binary.
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	buildsMu sync.Mutex
+	builds   = map[string]*build{}
 )
 
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 // noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary, before any isolate().
-func noCgoBinary(t *testing.T) string {
+func noCgoBinary(t *testing.T) string { return builtBinary(t, "") }
+
+// staticBinary builds the fully static pathfinder (-tags pathfinder_static), as noCgoBinary does.
+func staticBinary(t *testing.T) string { return builtBinary(t, "pathfinder_static") }
+
+func builtBinary(t *testing.T, tags string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go not on PATH")
 	}
-	binOnce.Do(func() {
+	buildsMu.Lock()
+	b := builds[tags]
+	if b == nil {
+		b = &build{}
+		builds[tags] = b
+	}
+	buildsMu.Unlock()
+	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "pathfinder-bin-")
 		if err != nil {
-			binErr = err
+			b.err = err
 			return
 		}
-		binPath = filepath.Join(dir, "pathfinder")
-		cmd := exec.Command(goBin, "build", "-o", binPath, ".")
+		b.path = filepath.Join(dir, "pathfinder")
+		cmd := exec.Command(goBin, "build", "-tags", tags, "-o", b.path, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, b)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
 		}
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
 }
 
 func TestMain(m *testing.M) {
@@ -407,8 +426,10 @@ func TestMain(m *testing.M) {
 	if dir, err := pluginCacheDir(); err == nil {
 		os.RemoveAll(dir)
 	}
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
+	for _, b := range builds {
+		if b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
+		}
 	}
 	os.Exit(code)
 }

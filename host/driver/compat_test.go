@@ -62,9 +62,11 @@ func TestProbe_computeCapabilityPin(t *testing.T) {
 		detail  string
 		ignored string // the summary's end
 		note    string
+		summary string // the whole summary, where the test says
 	}{
 		{name: "one GPU", vars: map[string]string{ComputeCapabilityPin: "9.0"}, ccs: []string{"9.0"}, source: methodOverride,
-			outcome: OutcomeOK, detail: "compute capability pinned to 9.0 by PATHFINDER_COMPUTE_CAPABILITY"},
+			outcome: OutcomeOK, detail: "compute capability pinned to 9.0 by PATHFINDER_COMPUTE_CAPABILITY",
+			summary: "no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1"}, // of the machine, which has no GPU
 		{name: "two GPUs and the driver", vars: map[string]string{ComputeCapabilityPin: " 9.0, 8.6 ", envOverride: "550.54.14"}, ccs: []string{"9.0", "8.6"}, source: methodOverride,
 			outcome: OutcomeOK, detail: "driver version pinned to 550.54.14 by PATHFINDER_DRIVER_VERSION; compute capability pinned to 9.0,8.6 by PATHFINDER_COMPUTE_CAPABILITY"},
 		{name: "in place of the machine's", files: oneGPU, vars: map[string]string{ComputeCapabilityPin: "12.0"}, ccs: []string{"12.0"}, source: methodOverride,
@@ -97,6 +99,9 @@ func TestProbe_computeCapabilityPin(t *testing.T) {
 			}
 			if tc.ignored == "" && len(r.Ignored) > 0 {
 				t.Errorf("ignored %+v", r.Ignored)
+			}
+			if tc.summary != "" && r.Summary != tc.summary {
+				t.Errorf("summary %q, want %q", r.Summary, tc.summary)
 			}
 			if tc.note != "" && !hasNote(r, tc.note) {
 				t.Errorf("notes %q lack %q", r.Notes, tc.note)

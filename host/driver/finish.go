@@ -21,12 +21,6 @@ func (p *prober) finish(r *Report) {
 		r.GPUs = m.gpus
 	}
 	r.Notes = append(slices.Clone(p.notes), m.notes...)
-	if p.pinnedGPUs != nil {
-		if len(m.gpus) > 0 {
-			r.Notes = append(r.Notes, fmt.Sprintf("%s stands for the GPUs, in place of the %s the other methods found", ComputeCapabilityPin, english.Plural(len(m.gpus), "GPU")))
-		}
-		r.GPUs = p.pinnedGPUs
-	}
 	if p.userSpace != nil {
 		r.UserSpace = p.userSpace
 		r.UserSpaceVersion = userSpaceLibs(p.userSpace).version()
@@ -49,6 +43,13 @@ func (p *prober) finish(r *Report) {
 	}
 	v := p.state(r)
 	r.State, r.Summary, r.Hint = v.state, v.summary, v.hint
+	// After the state, which speaks of the machine's own GPUs.
+	if p.pinnedGPUs != nil {
+		if len(m.gpus) > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s stands for the GPUs, in place of the %s the other methods found", ComputeCapabilityPin, english.Plural(len(m.gpus), "GPU")))
+		}
+		r.GPUs = p.pinnedGPUs
+	}
 	r.Ignored = p.ignored
 	for _, in := range p.ignored {
 		r.Summary += "; ignored " + in.String()
