@@ -148,3 +148,21 @@ func TestReport_VariantConfigs(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseComputeCapabilities: what the pin's parser accepts is one compute capability a GPU, each
+// like 9.0, and reads back the same joined; nothing makes it panic.
+func FuzzParseComputeCapabilities(f *testing.F) {
+	for _, s := range []string{"9.0", " 9.0, 8.6 ", "9", "9.0,", "sm_90", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ccs, err := parseComputeCapabilities(s)
+		if err != nil {
+			return
+		}
+		again, err := parseComputeCapabilities(strings.Join(ccs, ","))
+		if err != nil || !slices.Equal(again, ccs) || len(ccs) != strings.Count(s, ",")+1 || slices.ContainsFunc(ccs, func(cc string) bool { return !isComputeCapability(cc) }) {
+			t.Fatalf("%q: %q, then %q, %v", s, ccs, again, err)
+		}
+	})
+}

@@ -166,3 +166,20 @@ func TestDriver_Check(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseVersion: whatever ParseVersion accepts writes back to a string it reads the same, and
+// nothing makes it panic.
+func FuzzParseVersion(f *testing.F) {
+	for _, s := range []string{"12", "12.4", "12.4.1", "", "12.", "v12", "99999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseVersion(s)
+		if err != nil {
+			return
+		}
+		if again, err := ParseVersion(v.String()); err != nil || again != v {
+			t.Fatalf("%q: %+v, then %q: %+v, %v", s, v, v.String(), again, err)
+		}
+	})
+}
