@@ -281,8 +281,7 @@ func probeOverride(p *prober) methodResult {
 		p.ignored = append(p.ignored, in)
 		details, res.outcome = append(details, detail), OutcomeFailed
 	}
-	if v, set := p.lookupEnv(envOverride); set && strings.TrimSpace(v) != "" {
-		v = strings.TrimSpace(v)
+	if v := strings.TrimSpace(p.getenv(envOverride)); v != "" {
 		if validDriverVersion(v) {
 			res.obs = &observation{driverVersion: v}
 			details = append(details, fmt.Sprintf("driver version pinned to %s by %s", v, envOverride))
@@ -291,7 +290,7 @@ func probeOverride(p *prober) methodResult {
 				fmt.Sprintf("%s=%q is not a driver version like 550.54.14", envOverride, v))
 		}
 	}
-	if v, set := p.lookupEnv(ComputeCapabilityPin); set && strings.TrimSpace(v) != "" {
+	if v := p.getenv(ComputeCapabilityPin); strings.TrimSpace(v) != "" {
 		if ccs, err := parseComputeCapabilities(v); err == nil {
 			p.pinnedGPUs = pinnedGPUs(ccs)
 			details = append(details, fmt.Sprintf("compute capability pinned to %s by %s", strings.Join(ccs, ","), ComputeCapabilityPin))

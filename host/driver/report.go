@@ -108,7 +108,8 @@ type Report struct {
 	Methods []MethodOutcome `json:"methods"`
 	Notes   []string        `json:"notes,omitempty"` // disagreements between methods and warnings
 	// Ignored lists the variables the probe was given but did not use, and why (a
-	// PATHFINDER_DRIVER_VERSION that is no driver version); Summary ends by naming them.
+	// PATHFINDER_DRIVER_VERSION that is no driver version, a ComputeCapabilityPin that is no list of
+	// compute capabilities); Summary ends by naming them.
 	Ignored  []IgnoredInput `json:"ignored,omitempty"`
 	Duration time.Duration  `json:"duration_ns"`
 }
