@@ -94,11 +94,14 @@ func (r *Report) NodeLabels() NodeLabels {
 }
 
 // schedulable are the GPUs a pod can be given, by PCI bus id: those the driver lists (NVML and
-// nvidia-smi leave out one bound to vfio-pci), of them those the PCI scan finds bound to nvidia.
+// nvidia-smi leave out one bound to vfio-pci), but none the PCI scan finds bound to another driver,
+// or to none where nothing else saw it.
 func schedulable(gpus []GPU) []GPU {
 	var out []GPU
 	for _, g := range gpus {
-		if g.Index >= 0 && (g.KernelDriver == "nvidia" || !slices.Contains(g.Sources, methodPCI)) {
+		otherDriver := g.KernelDriver != "" && g.KernelDriver != "nvidia"
+		unbound := g.KernelDriver == "" && slices.Equal(g.Sources, []string{methodPCI})
+		if g.Index >= 0 && !otherDriver && !unbound {
 			out = append(out, g)
 		}
 	}
