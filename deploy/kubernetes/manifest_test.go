@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -152,4 +153,52 @@ func selectorMatches(sel *metav1.LabelSelector, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestDocs: README's Kubernetes section and docs/kubernetes.md say what the manifest and the
+// Containerfile do: the two commands, the namespace, the arguments, the image and how it is built,
+// what is mounted.
+func TestDocs(t *testing.T) {
+	ds := daemonSet(t)
+	c := ds.Spec.Template.Spec.Containers[0]
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Kubernetes\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	containerfile, _ := os.ReadFile("Containerfile")
+	build := regexp.MustCompile(`podman build [^\n]*`).Find(containerfile)
+	docs, _ := os.ReadFile("../../docs/kubernetes.md")
+	flat := func(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "")), " ") }
+	args := strings.Join(c.Args, " ")
+	for doc, wants := range map[string][]string{
+		flat(section): {
+			// NFD's own install command (node-feature-discovery v0.19.0, docs/get-started/quick-start.md),
+			// of the release whose rules the tests hold the labels to.
+			`kubectl apply -k "https://github.com/kubernetes-sigs/node-feature-discovery/deployment/overlays/default?ref=v0.19.0"`,
+			"kubectl apply -f deploy/kubernetes/daemonset.yaml",
+			"in its namespace, " + ds.Namespace,
+			"as pathfinder driver --format nfd --interval 60s: once a minute",
+			"with an expiry four minutes on",
+			"The manifest runs the image " + c.Image,
+			string(build) + " builds it",
+			"it drops every capability, has a read-only root file system, reads the host's /sys and /proc/driver/nvidia read-only and writes only into features.d",
+		},
+		flat(string(docs)): {"runs pathfinder " + args + " in NFD's namespace"},
+	} {
+		for _, want := range wants {
+			if !strings.Contains(doc, want) {
+				t.Errorf("the documents lack %q", want)
+			}
+		}
+	}
+	if !strings.Contains(args, "--interval 60s") {
+		t.Errorf("args %q: the documents say once a minute", args)
+	}
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		if !strings.Contains(string(docs), "`"+v.HostPath.Path+"`") && v.HostPath.Path != featuresD {
+			t.Errorf("docs/kubernetes.md does not say it mounts %s", v.HostPath.Path)
+		}
+	}
 }
