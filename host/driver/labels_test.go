@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // labelLines is a label set as name=value lines, sorted, for comparing.
@@ -210,4 +211,34 @@ func Test_labelProblem(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzReport_NodeLabels: whatever a GPU's name, the machine's DMI name or the driver's version
+// holds, every label written is one NFD takes, and the feature file reads back as the labels: no
+// value can end a line or add one.
+func FuzzReport_NodeLabels(f *testing.F) {
+	f.Add("NVIDIA H100 80GB HBM3", "PowerEdge XE9680", "550.144.03")
+	f.Add("Tesla T4 -\nnvidia.com/gpu.count=9", "To Be Filled By O.E.M.", "580.142")
+	f.Fuzz(func(t *testing.T, name, dmi, version string) {
+		r := Report{State: StateNoDevices, Setup: SetupContainerNoGPU, DriverVersion: version, DMIProductName: dmi,
+			GPUs: []GPU{{Index: 0, Name: name, ComputeCapability: "9.0", Sources: []string{methodProcfs}}}}
+		l := r.NodeLabels()
+		data, err := l.FeatureFile(time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			k, v, _ := strings.Cut(line, "=")
+			back[k] = v
+		}
+		if !maps.Equal(back, l.Labels) {
+			t.Fatalf("the file reads back as %v, not %v", back, l.Labels)
+		}
+		for k, v := range l.Labels {
+			if why := labelProblem(k, v); why != "" {
+				t.Fatalf("%s=%q written: %s", k, v, why)
+			}
+		}
+	})
 }
