@@ -112,13 +112,15 @@ func schedulable(gpus []GPU) []GPU {
 	return out
 }
 
-// gpuModel is the GPUs of one model, in the order of their first.
+// gpuModel is the GPUs of one model.
 type gpuModel struct {
 	product string // GFD's product value; "" where only the PCI-id table names the GPU
 	first   GPU
 	count   int
 }
 
+// models groups the GPUs by model, in the order of each model's first GPU; GPUs the driver does not
+// name are told apart by their PCI device id.
 func models(gpus []GPU) []gpuModel {
 	var ms []gpuModel
 	for _, g := range gpus {
