@@ -42,7 +42,7 @@ func Test_complete(t *testing.T) {
 		{name: "--kind= values", words: []string{"list", "--kind=b"}, want: []string{"--kind=binary", "--kind=bitcode"}},
 		{name: "--target values", words: []string{"find", "--target", ""}, want: targets},
 		{name: "--target= values", words: []string{"explain", "--target=w"}, want: []string{"--target=windows/amd64", "--target=windows/arm64"}},
-		{name: "--format values", words: []string{"driver", "--format", ""}, want: []string{"text", "json", "nfd", "variant"}},
+		{name: "--format values", words: []string{"driver", "--format", ""}, want: []string{"text", "json", "nfd", "nodefeature", "variant"}},
 		{name: "--methods, after a comma", words: []string{"driver", "--methods", "sysfs,p"}, want: []string{"sysfs,procfs", "sysfs,pci"}},
 		{name: "--methods, each once", words: []string{"driver", "--methods", "sysfs,s"}, want: []string{"sysfs,setup"}},
 		{name: "flags", words: []string{"find", "--"}, want: []string{"--all-from-one-toolkit", "--config", "--help", "--json", "--kind", "--target"}},

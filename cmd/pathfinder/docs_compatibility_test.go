@@ -182,7 +182,7 @@ func TestREADME_driverCompatibility(t *testing.T) {
 	for _, want := range []string{
 		"and runs: for CUDA 11, 12 and 13, whether the driver runs it (full up to a minor, minor-version, or no with the minimum driver that would), by NVIDIA's rules;",
 		"--format variant prints what NVIDIA's wheel-variant provider returns from get_supported_configs for the nvidia namespace (cuda_version_lower_bound, cuda_version_upper_bound, sm_arch), without NVML and in the static build too, and [] unless the driver works; PATHFINDER_COMPUTE_CAPABILITY=9.0 pins the GPUs as PATHFINDER_DRIVER_VERSION pins the driver",
-		"the CUDA majors it runs, each GPU (--json, --format nfd, --format variant)",
+		"the CUDA majors it runs, each GPU (--json, --format nfd|nodefeature|variant)",
 	} {
 		if !strings.Contains(readme(t), want) {
 			t.Errorf("README lacks %q", want)

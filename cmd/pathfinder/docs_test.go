@@ -29,7 +29,7 @@ func docFiles(t *testing.T) []string {
 // there; a placeholder (<name>, NAME, mine, a glob) is not a path.
 func TestDocs_pathsExist(t *testing.T) {
 	quoted := regexp.MustCompile("`([^`\\s]+)`")
-	repoPath := regexp.MustCompile(`^(abi|builtin|cmd|host|plugins|internal|examples|docs|testdata|integration|bench|\.ci)/`)
+	repoPath := regexp.MustCompile(`^(abi|builtin|cmd|host|plugins|internal|examples|docs|testdata|integration|bench|deploy|\.ci)/`)
 	placeholder := regexp.MustCompile(`[<*{]|mine|NAME`)
 	named := 0
 	for _, doc := range docFiles(t) {
@@ -214,5 +214,57 @@ func TestArchitecture_callOrder(t *testing.T) {
 	}
 	if named < 10 {
 		t.Fatalf("only %d functions named in the call order: the pattern lost them", named)
+	}
+}
+
+// TestDocs_kubernetesLabels: docs/kubernetes.md's table names every label a captured node's golden
+// label set holds (host/driver/testdata/labels), and each label it names is in one of them unless
+// its row says it is not written; its example of several models is that node's.
+func TestDocs_kubernetesLabels(t *testing.T) {
+	data, err := os.ReadFile("../../docs/kubernetes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	_, table, _ := strings.Cut(doc, "| label | source | GFD's name |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	documented := map[string]bool{} // label name (<product> as is) → written
+	for _, row := range strings.Split(table, "\n")[2:] {
+		first := strings.Split(row, " | ")[0]
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(first, -1) {
+			documented[m[1]] = !strings.Contains(row, "| not written")
+		}
+	}
+	goldens, _ := filepath.Glob("../../host/driver/testdata/labels/*.txt")
+	written := map[string]bool{}
+	for _, g := range goldens {
+		data, _ := os.ReadFile(g)
+		for _, line := range strings.Split(string(data), "\n") {
+			name, _, found := strings.Cut(line, "=")
+			if !found || strings.HasPrefix(line, "#") {
+				continue
+			}
+			name = regexp.MustCompile(`/gpu\..+\.count$`).ReplaceAllString(name, "/gpu.<product>.count")
+			written[name] = true
+			if !documented[name] {
+				t.Errorf("%s writes %s, which docs/kubernetes.md's table does not name as written", filepath.Base(g), name)
+			}
+		}
+	}
+	for name, isWritten := range documented {
+		if isWritten != written[name] {
+			t.Errorf("docs/kubernetes.md: %s is written: %v; in a golden label set: %v", name, isWritten, written[name])
+		}
+	}
+	if len(goldens) < 7 || len(documented) < 20 {
+		t.Fatalf("%d goldens, %d labels in the table", len(goldens), len(documented))
+	}
+	twoModels, _ := os.ReadFile("../../host/driver/testdata/labels/two-models-container.txt")
+	_, example, _ := strings.Cut(doc, "**Several models.**")
+	example, _, _ = strings.Cut(example, "\n\n")
+	for _, m := range regexp.MustCompile("`((?:nvidia.com/)?gpu[^`=]*)=([^`]+)`").FindAllStringSubmatch(strings.Join(strings.Fields(example), " "), -1) {
+		if !regexp.MustCompile(`(?m)^[^#]*` + regexp.QuoteMeta(m[1]+"="+m[2]) + `$`).Match(twoModels) {
+			t.Errorf("docs/kubernetes.md's example %s=%s is not in two-models-container.txt", m[1], m[2])
+		}
 	}
 }

@@ -159,11 +159,11 @@ func TestDriver_edges(t *testing.T) {
 		{name: "unknown method", args: []string{"--root", empty, "--methods", "sysfs,gpu-magic"}, code: exitUsage,
 			stderr: `pathfinder: driver: --methods: unknown method "gpu-magic" (valid: setup, override, ioctl, sysfs, procfs, userspace, pci, nvml, libcuda, nvidia-smi)` + "\n" + driverUsage},
 		{name: "empty method", args: []string{"--root", empty, "--methods", "sysfs,"}, code: exitUsage, stderr: `pathfinder: driver: --methods: unknown method ""`},
-		{name: "unknown format", args: []string{"--root", empty, "--format", "yaml"}, code: exitUsage, stderr: `pathfinder: driver: --format: unknown format "yaml" (valid: text, json, nfd, variant)` + "\n" + driverUsage},
+		{name: "unknown format", args: []string{"--root", empty, "--format", "yaml"}, code: exitUsage, stderr: `pathfinder: driver: --format: unknown format "yaml" (valid: text, json, nfd, nodefeature, variant)` + "\n" + driverUsage},
 		{name: "nfd without a driver", args: []string{"--root", empty, "--format", "nfd"}, code: exitNotFound, stdout: "",
-			stderr: "pathfinder: no working NVIDIA driver (no-driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1): no labels written\n"},
+			stderr: "pathfinder: no NVIDIA kernel driver (no-driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1): standard output has no labels\n"},
 		{name: "nfd output without a driver", args: []string{"--root", empty, "--format", "nfd", "--output", empty}, code: exitNotFound,
-			stderr: "pathfinder: no working NVIDIA driver (no-driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1): the feature file in " + empty + " has no labels\n"},
+			stderr: "pathfinder: no NVIDIA kernel driver (no-driver: no NVIDIA driver: no kernel module, no libcuda.so.1 or libnvidia-ml.so.1): the feature file in " + empty + " has no labels\n"},
 		{name: "output of a missing directory", args: []string{"--root", empty, "--format", "nfd", "--output", "/nonexistent/features.d"}, code: exitUsage,
 			stderr: "pathfinder: driver: --output /nonexistent/features.d: no such directory\n" + driverUsage},
 		// /proc is a directory nobody can create a file in, root included.
@@ -190,5 +190,99 @@ func TestDriver_edges(t *testing.T) {
 	// advertising the labels it had.
 	if data, err := os.ReadFile(filepath.Join(empty, "pathfinder")); err != nil || len(data) != 0 {
 		t.Fatalf("feature file: %v %q", err, data)
+	}
+}
+
+// h100Node is a captured node as the labeller's container sees it: the kernel module 550.54.14, an
+// H100 on the PCI bus with the driver's own name for it, device nodes, and no user-space driver.
+func h100Node(t *testing.T) string {
+	files := kernelModule("550.54.14", true)
+	bus := "/sys/bus/pci/devices/0000:18:00.0/"
+	files[bus+"vendor"], files[bus+"class"], files[bus+"device"] = "0x10de\n", "0x030200\n", "0x2330\n"
+	files["/proc/driver/nvidia/gpus/0000:18:00.0/information"] = "Model: \t\t NVIDIA H100 80GB HBM3\nBus Location: \t 0000:18:00.0\nDevice Minor: \t 0\n"
+	files["/dev/nvidia0"] = ""
+	return machine(t, "", files)
+}
+
+// TestDriver_labels: the labels come from the node's facts where this process has no user-space
+// driver, as text, as the NodeFeature object in YAML and JSON; a broken driver labels only its state.
+func TestDriver_labels(t *testing.T) {
+	t.Setenv("PATHFINDER_REALNV_DIR", realnv.Dir()) // before isolate moves HOME
+	isolate(t)
+	root := h100Node(t)
+	out, errOut, code := run(t, "driver", "--root", root, "--format", "nfd")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"nvidia.com/cuda.driver-version.full=550.54.14\n", "nvidia.com/cuda.runtime-version.full=12.4\n", "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3\n",
+		"nvidia.com/gpu.family=hopper\n", "nvidia.com/gpu.count=1\n", "nvidia.com/gpu.mode=compute\n", "pathfinder.feature.node.kubernetes.io/driver.state=user-space-driver-missing\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("labels lack %q:\n%s", want, out)
+		}
+	}
+
+	t.Setenv("NODE_NAME", "gpu-1")
+	yaml, _, code := run(t, "driver", "--root", root, "--format", "nodefeature")
+	if code != exitOK || !strings.HasPrefix(yaml, "apiVersion: nfd.k8s-sigs.io/v1alpha1\nkind: NodeFeature\nmetadata:\n  name: nvidia-features-for-gpu-1\n  labels:\n    nfd.node.kubernetes.io/node-name: \"gpu-1\"\nspec:\n  labels:\n") ||
+		!strings.Contains(yaml, "    nvidia.com/gpu.product: \"NVIDIA-H100-80GB-HBM3\"\n") {
+		t.Fatalf("exit %d, YAML:\n%s", code, yaml)
+	}
+	js, _, _ := run(t, "driver", "--root", root, "--format", "nodefeature", "--json", "--node", "gpu-2")
+	var obj struct {
+		Kind     string
+		Metadata struct{ Name string }
+		Spec     struct{ Labels map[string]string }
+	}
+	if err := json.Unmarshal([]byte(js), &obj); err != nil || obj.Metadata.Name != "nvidia-features-for-gpu-2" || obj.Spec.Labels["nvidia.com/gpu.count"] != "1" {
+		t.Fatalf("JSON %v %+v:\n%s", err, obj, js)
+	}
+
+	// A value NFD would refuse is said on stderr, and not written.
+	odd := h100Node(t)
+	os.MkdirAll(filepath.Join(odd, "sys/class/dmi/id"), 0o755)
+	os.WriteFile(filepath.Join(odd, "sys/class/dmi/id/product_name"), []byte("To Be Filled By O.E.M.\n"), 0o644)
+	out, errOut, code = run(t, "driver", "--root", odd, "--format", "nfd")
+	if code != exitOK || strings.Contains(out, "gpu.machine") ||
+		errOut != "pathfinder: not labelled: nvidia.com/gpu.machine=\"To-Be-Filled-By-O.E.M.\": a value must be letters, digits, '-', '_' and '.', beginning and ending with a letter or digit\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	// The node's libraries, 535, are not its module's 550: only the state, and exit 1.
+	t.Run("broken", func(t *testing.T) {
+		out, errOut, code := run(t, "driver", "--root", machine(t, "bookworm", kernelModule("550.163.01", true)), "--format", "nfd")
+		if code != exitNotFound || out != "pathfinder.feature.node.kubernetes.io/driver.state=version-mismatch\n" ||
+			!strings.HasPrefix(errOut, "pathfinder: the NVIDIA driver does not work (version-mismatch: the nvidia kernel module is 550.163.01 but ") ||
+			!strings.HasSuffix(errOut, "): standard output has only its state\n") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+	})
+}
+
+// TestDriver_labelFlags: the flags that go with the labels, and their mistakes.
+func TestDriver_labelFlags(t *testing.T) {
+	isolate(t)
+	t.Setenv("NODE_NAME", "")
+	root := h100Node(t)
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--format", "text", "--interval", "60s"}, "--interval and --oneshot are for --format nfd and nodefeature"},
+		{[]string{"--format", "nfd", "--interval", "60s"}, "--interval with --format nfd needs --output DIR, the feature file it keeps current"},
+		{[]string{"--format", "nfd", "--interval", "60s", "--oneshot", "--output", root}, "--oneshot and --interval exclude each other"},
+		{[]string{"--format", "nfd", "--interval", "-1s", "--output", root}, "--interval -1s: not a positive duration"},
+		{[]string{"--format", "nfd", "--interval", "soon", "--output", root}, "--interval"},
+		{[]string{"--format", "nodefeature", "--output", root}, "--output is for --format nfd"},
+		{[]string{"--format", "nodefeature"}, "--format nodefeature needs the node's name: --node NAME, or $NODE_NAME"},
+		{[]string{"--format", "nodefeature", "--node", "Not_A_Node"}, `--node: node "Not_A_Node": nvidia-features-for-Not_A_Node is no object name`},
+		{[]string{"--format", "nfd", "--node", "n"}, "--node is for --format nodefeature"},
+	} {
+		_, errOut, code := run(t, append([]string{"driver", "--root", root}, tc.args...)...)
+		if code != exitUsage || !strings.HasPrefix(errOut, "pathfinder: driver: "+tc.err) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errOut, tc.err)
+		}
+	}
+	if out, _, code := run(t, "driver", "--root", root, "--format", "nfd", "--oneshot"); code != exitOK || !strings.Contains(out, "nvidia.com/gpu.count=1\n") {
+		t.Fatalf("--oneshot: exit %d\n%s", code, out)
 	}
 }

@@ -97,7 +97,7 @@ func TestUsageErrors_usageLine(t *testing.T) {
 		{[]string{"list", "--target", "windows"}, `--target: unknown target "windows" (valid: linux/amd64, linux/arm64, windows/amd64, windows/arm64)`},
 		{[]string{"doctor", "cudart"}, "takes no arguments"},
 		{[]string{"driver", "cudart"}, "takes no arguments"},
-		{[]string{"driver", "--format", "yml"}, `--format: unknown format "yml" (valid: text, json, nfd, variant)`},
+		{[]string{"driver", "--format", "yml"}, `--format: unknown format "yml" (valid: text, json, nfd, nodefeature, variant)`},
 		{[]string{"packs", "x"}, "takes no arguments"},
 		{[]string{"plugins", "x"}, "takes no arguments"},
 		{[]string{"config", "show"}, "takes no arguments, or check FILE"},

@@ -17,6 +17,7 @@ func (p *prober) finish(r *Report) {
 	r.DriverVersion, r.DriverVersionSource = m.driver, m.driverSource
 	r.CUDADriverVersion, r.CUDADriverVersionSource = m.cuda, m.cudaSource
 	r.L4TRelease, r.KernelModule = m.l4t, m.kernelModule
+	r.DMIProductName = p.machine.product
 	if m.gpus != nil {
 		r.GPUs = m.gpus
 	}

@@ -20,11 +20,15 @@ var (
 	l4tRank      = []string{methodProcfs, methodSetup}
 	moduleRank   = []string{methodProcfs}
 	ccRank       = []string{methodNVML, methodLibcuda, methodNvidiaSMI}
-	nameRank     = []string{methodNVML, methodLibcuda, methodNvidiaSMI, methodProcfs, methodPCI}
+	nameRank     = append(slices.Clone(driverNameSources), methodPCI)
 	uuidRank     = []string{methodNVML, methodNvidiaSMI, methodProcfs}
 	deviceIDRank = []string{methodIoctl, methodPCI, methodNVML}
 	indexRank    = []string{methodNVML, methodNvidiaSMI}
 )
+
+// driverNameSources are the methods that give a GPU's name as the driver has it ("NVIDIA H100 80GB
+// HBM3"); the PCI scan gives the PCI-id table's pci.ids name ("GH100 [H100 SXM5 80GB]").
+var driverNameSources = []string{methodNVML, methodLibcuda, methodNvidiaSMI, methodProcfs}
 
 // claim is one method's value for one fact.
 type claim struct{ source, value string }
@@ -97,7 +101,7 @@ var driverViews = []string{methodNVML, methodLibcuda, methodNvidiaSMI}
 type gpuAcc struct {
 	busID   string
 	sources []string
-	claims  map[string][]claim // "name", "uuid", "cc", "device", "index", "kdriver"
+	claims  map[string][]claim // "name", "uuid", "cc", "device", "index", "kdriver", "class"
 }
 
 func (a *gpuAcc) add(source string, g gpuObs) {
@@ -114,6 +118,7 @@ func (a *gpuAcc) add(source string, g gpuObs) {
 	add("cc", g.cc)
 	add("device", g.deviceID)
 	add("kdriver", g.kernelDriver)
+	add("class", g.pciClass)
 	if g.index >= 0 {
 		add("index", strconv.Itoa(g.index))
 	}
@@ -237,6 +242,8 @@ func (a *gpuAcc) gpu(notes *[]string) GPU {
 	g.DeviceID = dev.value
 	kd, _ := pick(a.claims["kdriver"], []string{methodPCI})
 	g.KernelDriver = kd.value
+	class, _ := pick(a.claims["class"], []string{methodPCI})
+	g.PCIClass = class.value
 	if idx, _ := pick(a.claims["index"], indexRank); idx.value != "" {
 		g.Index, _ = strconv.Atoi(idx.value)
 	}

@@ -2,103 +2,55 @@ package driver
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
+	"slices"
 	"strings"
-	"sync"
+	"time"
 )
 
-// NFDFileName is the file WriteNFDFile writes in node-feature-discovery's features.d folder.
+// NFDFileName is the file WriteFeatureFile writes in node-feature-discovery's features.d folder.
 const NFDFileName = "pathfinder"
 
-// WriteNFD writes node-feature-discovery feature-file lines (name=value) with the label names NVIDIA's
-// GPU Feature Discovery uses, so schedulers that select on GFD labels work unchanged. GFD describes the
-// node by its first GPU; so does this. nvidia.com/cuda.runtime-version is the CUDA version the driver
-// implements (GFD asks NVML for it); without NVML, libcuda or nvidia-smi it is the table's MaxCUDA.
-// NFD only publishes labels outside its own namespace when its master allows nvidia.com
-// (-extra-label-ns), as GFD deployments already do. Labels come only from a working driver (Working):
-// otherwise it writes nothing, so a node whose driver broke stops advertising it.
-func (r *Report) WriteNFD(w io.Writer) error {
-	labels := map[string]string{}
-	if !r.Working() {
-		return nil
-	}
-	if r.DriverVersion != "" {
-		major, minor, rev := splitVersion(r.DriverVersion)
-		labels["nvidia.com/cuda.driver-version.full"] = r.DriverVersion
-		labels["nvidia.com/cuda.driver-version.major"] = major
-		labels["nvidia.com/cuda.driver-version.minor"] = minor
-		labels["nvidia.com/cuda.driver-version.revision"] = rev
-		labels["nvidia.com/cuda.driver.major"] = major // GFD's deprecated names, still read by older selectors
-		labels["nvidia.com/cuda.driver.minor"] = minor
-		labels["nvidia.com/cuda.driver.rev"] = rev
-	}
-	cuda := r.CUDADriverVersion
-	if cuda == "" {
-		cuda = r.MaxCUDA
-	}
-	if cuda != "" {
-		major, minor, _ := splitVersion(cuda)
-		labels["nvidia.com/cuda.runtime-version.full"] = cuda
-		labels["nvidia.com/cuda.runtime-version.major"] = major
-		labels["nvidia.com/cuda.runtime-version.minor"] = minor
-		labels["nvidia.com/cuda.runtime.major"] = major
-		labels["nvidia.com/cuda.runtime.minor"] = minor
-	}
-	// GFD counts what NVML enumerates; a GPU the driver's tools leave out (index -1: bound to vfio-pci,
-	// excluded) is not schedulable here.
-	var usable []GPU
-	for _, g := range r.GPUs {
-		if g.Index >= 0 {
-			usable = append(usable, g)
-		}
-	}
-	if len(usable) > 0 {
-		g := usable[0]
-		labels["nvidia.com/gpu.count"] = fmt.Sprint(len(usable))
-		if p := labelValue(g.Name); p != "" {
-			labels["nvidia.com/gpu.product"] = p
-		}
-		if g.ComputeCapability != "" {
-			major, minor, _ := splitVersion(g.ComputeCapability)
-			labels["nvidia.com/gpu.compute.major"] = major
-			labels["nvidia.com/gpu.compute.minor"] = minor
-			labels["nvidia.com/gpu.family"] = archFamily(major, minor)
-		}
-	}
-	names := make([]string, 0, len(labels))
-	for k := range labels {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+// MaxFeatureFileSize is the largest feature file NFD reads; it ignores a larger one whole
+// (node-feature-discovery v0.19.0, source/local/local.go, MaxFeatureFileSize).
+const MaxFeatureFileSize = 65536
+
+// FeatureFile returns the labels as a node-feature-discovery feature file: a "# +expiry-time="
+// directive first when expires is not zero (RFC 3339; NFD ignores the lines after it once that time
+// has passed), then one name=value line a label, sorted by name. The format is NFD's local source's
+// (node-feature-discovery v0.19.0, docs/usage/customization-guide.md, "Feature files" and "Input
+// format"). It refuses a file over MaxFeatureFileSize, which NFD would not read.
+func (l NodeLabels) FeatureFile(expires time.Time) ([]byte, error) {
 	var b bytes.Buffer
-	for _, k := range names {
-		fmt.Fprintf(&b, "%s=%s\n", k, labels[k])
+	if !expires.IsZero() {
+		fmt.Fprintf(&b, "# +expiry-time=%s\n", expires.UTC().Format(time.RFC3339))
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	for _, name := range slices.Sorted(maps.Keys(l.Labels)) {
+		fmt.Fprintf(&b, "%s=%s\n", name, l.Labels[name])
+	}
+	if b.Len() > MaxFeatureFileSize {
+		return nil, fmt.Errorf("the feature file would be %d bytes; NFD reads at most %d", b.Len(), MaxFeatureFileSize)
+	}
+	return b.Bytes(), nil
 }
 
-// WriteNFDFile writes the NFD feature file NFDFileName into dir (node-feature-discovery reads
-// /etc/kubernetes/node-feature-discovery/features.d), empty when the driver does not work. It writes
-// a temporary file in a hidden subfolder, which NFD does not read, and renames it into place, so NFD
-// never sees half a file.
-func WriteNFDFile(dir string, r *Report) error {
-	var b bytes.Buffer
-	if err := r.WriteNFD(&b); err != nil {
-		return err
-	}
+// WriteFeatureFile writes content as the feature file NFDFileName in dir (node-feature-discovery
+// reads /etc/kubernetes/node-feature-discovery/features.d). It writes a temporary file in a hidden
+// subfolder, which NFD does not read (it skips names that begin with a dot), and renames it into
+// place, so NFD never sees half a file.
+func WriteFeatureFile(dir string, content []byte) error {
 	tmpDir, err := os.MkdirTemp(dir, ".pathfinder-tmp-")
 	if err != nil {
 		return fmt.Errorf("writing the feature file: %w", err)
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, NFDFileName)
-	if err := writeSynced(tmp, b.Bytes()); err != nil {
+	if err := writeSynced(tmp, content); err != nil {
 		return fmt.Errorf("writing the feature file: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, NFDFileName)); err != nil {
@@ -123,57 +75,66 @@ func writeSynced(path string, data []byte) error {
 	return f.Close()
 }
 
-// splitVersion splits "550.144.03" into "550", "144", "03" (GFD keeps the leading zero; "580.142" has
-// an empty revision, as GFD's labels show for such drivers).
-func splitVersion(v string) (major, minor, rev string) {
-	parts := strings.SplitN(v, ".", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	return parts[0], parts[1], parts[2]
+// NodeFeature is node-feature-discovery's NodeFeature object, the API GPU Feature Discovery publishes
+// through by default: nfd-master gives the node that its nfd.node.kubernetes.io/node-name label names
+// the labels in Spec.Labels. Its fields are NFD's (api/nfd/v1alpha1/types.go and
+// annotations_labels.go, v0.19.0); its name is the one GFD gives its own (k8s-device-plugin v0.20.0,
+// internal/lm/output.go), so it takes the place of GFD's object rather than adding to it.
+type NodeFeature struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Labels map[string]string `json:"labels"`
+	} `json:"spec"`
 }
 
-// archFamily is GFD's getArchFamily: the architecture name for a compute capability.
-func archFamily(major, minor string) string {
-	switch major {
-	case "1":
-		return "tesla"
-	case "2":
-		return "fermi"
-	case "3":
-		return "kepler"
-	case "5":
-		return "maxwell"
-	case "6":
-		return "pascal"
-	case "7":
-		if minor < "5" {
-			return "volta"
-		}
-		return "turing"
-	case "8":
-		if minor != "9" {
-			return "ampere"
-		}
-		return "ada-lovelace"
-	case "9":
-		return "hopper"
-	case "10", "12":
-		return "blackwell"
+const nodeNameLabel = "nfd.node.kubernetes.io/node-name"
+
+// NodeFeature returns the labels as the NodeFeature object for node, a Kubernetes node name.
+func (l NodeLabels) NodeFeature(node string) (NodeFeature, error) {
+	var o NodeFeature
+	name := "nvidia-features-for-" + node
+	if len(name) > labelPrefixMaxLength || !labelPrefix().MatchString(name) {
+		return o, fmt.Errorf("node %q: nvidia-features-for-%s is no object name (a DNS subdomain of at most 253 characters)", node, node)
 	}
-	return "undefined"
+	if why := labelProblem(nodeNameLabel, node); why != "" {
+		return o, fmt.Errorf("node %q: not a value of the %s label: %s", node, nodeNameLabel, why)
+	}
+	o.APIVersion, o.Kind = "nfd.k8s-sigs.io/v1alpha1", "NodeFeature"
+	o.Metadata.Name = name
+	o.Metadata.Labels = map[string]string{nodeNameLabel: node}
+	o.Spec.Labels = l.Labels
+	if o.Spec.Labels == nil {
+		o.Spec.Labels = map[string]string{} // "labels": {}, which clears what an earlier object asked for
+	}
+	return o, nil
 }
 
-var labelUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9\-_. ]`) })
+// WriteYAML writes the object as YAML, its keys sorted.
+func (o NodeFeature) WriteYAML(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  labels:", o.APIVersion, o.Kind, o.Metadata.Name)
+	writeYAMLMap(&b, o.Metadata.Labels)
+	b.WriteString("spec:\n  labels:")
+	writeYAMLMap(&b, o.Spec.Labels)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
-// labelValue is GFD's product sanitiser (drop what a label value cannot hold, spaces become dashes),
-// cut to Kubernetes' 63 characters and trimmed to start and end with a letter or digit.
-func labelValue(s string) string {
-	s = strings.Join(strings.Fields(labelUnsafe().ReplaceAllString(s, "")), "-")
-	if len(s) > 63 {
-		s = s[:63]
+// writeYAMLMap writes a map of labels four spaces in, after its key. Every key and value passed
+// labelProblem, so each is a plain YAML key and, quoted as JSON quotes it, a YAML string.
+func writeYAMLMap(b *strings.Builder, m map[string]string) {
+	if len(m) == 0 {
+		b.WriteString(" {}\n")
+		return
 	}
-	return strings.TrimFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
+	b.WriteString("\n")
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v, _ := json.Marshal(m[k])
+		fmt.Fprintf(b, "    %s: %s\n", k, v)
+	}
 }

@@ -2,147 +2,154 @@ package driver
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-func TestWriteNFD(t *testing.T) {
-	h100 := GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", ComputeCapabilitySource: methodNVML}
-	tests := []struct {
-		name string
-		r    Report
-		want string
-	}{
-		{
-			name: "nvml machine",
-			r:    Report{State: StateWorking, DriverVersion: "550.144.03", CUDADriverVersion: "12.4", MaxCUDA: "12.4", GPUs: []GPU{h100, h100}},
-			want: `nvidia.com/cuda.driver-version.full=550.144.03
-nvidia.com/cuda.driver-version.major=550
-nvidia.com/cuda.driver-version.minor=144
-nvidia.com/cuda.driver-version.revision=03
-nvidia.com/cuda.driver.major=550
-nvidia.com/cuda.driver.minor=144
-nvidia.com/cuda.driver.rev=03
-nvidia.com/cuda.runtime-version.full=12.4
-nvidia.com/cuda.runtime-version.major=12
-nvidia.com/cuda.runtime-version.minor=4
-nvidia.com/cuda.runtime.major=12
-nvidia.com/cuda.runtime.minor=4
-nvidia.com/gpu.compute.major=9
-nvidia.com/gpu.compute.minor=0
-nvidia.com/gpu.count=2
-nvidia.com/gpu.family=hopper
-nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3
-`,
-		},
-		{
-			name: "two-component driver, table CUDA, no GPU",
-			r:    Report{State: StateWorking, DriverVersion: "580.142", MaxCUDA: "13.0"},
-			want: `nvidia.com/cuda.driver-version.full=580.142
-nvidia.com/cuda.driver-version.major=580
-nvidia.com/cuda.driver-version.minor=142
-nvidia.com/cuda.driver-version.revision=
-nvidia.com/cuda.driver.major=580
-nvidia.com/cuda.driver.minor=142
-nvidia.com/cuda.driver.rev=
-nvidia.com/cuda.runtime-version.full=13.0
-nvidia.com/cuda.runtime-version.major=13
-nvidia.com/cuda.runtime-version.minor=0
-nvidia.com/cuda.runtime.major=13
-nvidia.com/cuda.runtime.minor=0
-`,
-		},
-		{
-			name: "gpu without name or capability",
-			r:    Report{State: StateWorking, GPUs: []GPU{{Index: 0}}},
-			want: "nvidia.com/gpu.count=1\n",
-		},
-		{
-			name: "a GPU the driver does not list is not counted",
-			r:    Report{State: StateWorking, GPUs: []GPU{{Index: 0, Name: "Tesla T4"}, {Index: -1, Name: "GA102 [GeForce RTX 3090]"}}},
-			want: "nvidia.com/gpu.count=1\nnvidia.com/gpu.product=Tesla-T4\n",
-		},
-		{name: "nothing", r: Report{}, want: ""},
-		// Labels come only from a working driver: a kernel module with other libraries is no driver
-		// to schedule CUDA work on, whatever its version.
-		{name: "version mismatch", r: Report{State: StateMismatch, DriverVersion: "550.144.03", GPUs: []GPU{h100}}, want: ""},
-		{name: "module not loaded", r: Report{State: StateNotLoaded, UserSpaceVersion: "550.163.01", GPUs: []GPU{h100}}, want: ""},
-		{name: "wsl2 without a version", r: Report{State: StateWSL2}, want: ""},
-		{name: "pinned", r: Report{State: StatePinned, DriverVersion: "580.65.06"}, want: "nvidia.com/cuda.driver-version.full=580.65.06\nnvidia.com/cuda.driver-version.major=580\nnvidia.com/cuda.driver-version.minor=65\nnvidia.com/cuda.driver-version.revision=06\nnvidia.com/cuda.driver.major=580\nnvidia.com/cuda.driver.minor=65\nnvidia.com/cuda.driver.rev=06\n"},
+// nfdRead reads a features.d folder at time now as nfd-worker's local source does
+// (node-feature-discovery v0.19.0, source/local/local.go: getFeaturesFromFiles skips names beginning
+// with a dot, getFileContent files over MaxFeatureFileSize, parseFeatureFile trims each line, takes
+// "# +" lines as directives and drops the labels after an expiry-time that has passed, and splits
+// name=value at the first '=').
+func nfdRead(t *testing.T, dir string, now time.Time) map[string]string {
+	t.Helper()
+	labels := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := tc.r.WriteNFD(&b); err != nil {
-				t.Fatal(err)
+	for _, e := range entries {
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if strings.HasPrefix(e.Name(), ".") || err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxFeatureFileSize {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		expiry := now
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(line, "# +expiry-time="); ok {
+				if expiry, err = time.Parse(time.RFC3339, strings.TrimSpace(v)); err != nil {
+					t.Fatalf("%s: %q: %v", e.Name(), line, err)
+				}
 			}
-			if b.String() != tc.want {
-				t.Fatalf("got\n%s\nwant\n%s", b.String(), tc.want)
+			if line == "" || strings.HasPrefix(line, "#") || expiry.Before(now) {
+				continue
 			}
-		})
+			k, v, found := strings.Cut(line, "=")
+			if !found {
+				v = "true"
+			}
+			labels[k] = v
+		}
+	}
+	return labels
+}
+
+// TestNodeLabels_FeatureFile holds the written file to NFD's rules: what NFD reads back is the label
+// set, until the expiry time, and nothing after it; a file NFD would ignore for its size is refused.
+func TestNodeLabels_FeatureFile(t *testing.T) {
+	l := (&Report{State: StateNoDevices, Setup: SetupContainerNoGPU, DriverVersion: "550.144.03", MaxCUDA: "12.4"}).NodeLabels()
+	expires := time.Date(2026, 12, 1, 10, 4, 0, 0, time.FixedZone("CET", 3600))
+	data, err := l.FeatureFile(expires)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(data), "\n"); first != "# +expiry-time=2026-12-01T09:04:00Z" {
+		t.Fatalf("first line %q", first)
+	}
+	dir := t.TempDir()
+	if err := WriteFeatureFile(dir, data); err != nil {
+		t.Fatal(err)
+	}
+	if got := nfdRead(t, dir, expires.Add(-time.Second)); fmt.Sprint(got) != fmt.Sprint(l.Labels) || len(got) != 13 {
+		t.Fatalf("NFD reads %v before the expiry, want %v", got, l.Labels)
+	}
+	if got := nfdRead(t, dir, expires.Add(time.Second)); len(got) != 0 {
+		t.Fatalf("NFD reads %v after the expiry", got)
+	}
+	if data, _ := l.FeatureFile(time.Time{}); bytes.Contains(data, []byte("#")) {
+		t.Fatalf("without an expiry: %q", data)
+	}
+
+	big := NodeLabels{Labels: map[string]string{}}
+	for i := 0; len(big.Labels)*(len("nvidia.com/x.0000=")+63+1) <= MaxFeatureFileSize; i++ {
+		big.Labels[fmt.Sprintf("nvidia.com/x.%04d", i)] = strings.Repeat("v", 63)
+	}
+	if _, err := big.FeatureFile(time.Time{}); err == nil || !strings.Contains(err.Error(), "NFD reads at most 65536") {
+		t.Fatalf("a file over 64 KiB: %v", err)
 	}
 }
 
-func TestWriteNFDFile(t *testing.T) {
+func TestWriteFeatureFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, NFDFileName)
 	if err := os.WriteFile(path, []byte("stale=1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &Report{State: StateWorking, DriverVersion: "550.54.14", GPUs: []GPU{{Index: 0, Name: "Tesla T4", ComputeCapability: "7.5"}}}
-	if err := WriteNFDFile(dir, r); err != nil {
+	if err := WriteFeatureFile(dir, []byte("nvidia.com/gpu.count=1\n")); err != nil {
 		t.Fatal(err)
 	}
-	var want bytes.Buffer
-	_ = r.WriteNFD(&want)
-	got, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(got, want.Bytes()) {
-		t.Fatalf("file %q, %v; want %q", got, err, want.String())
+	if got, err := os.ReadFile(path); err != nil || string(got) != "nvidia.com/gpu.count=1\n" {
+		t.Fatalf("file %q, %v", got, err)
 	}
-	if !strings.Contains(string(got), "nvidia.com/gpu.family=turing\n") || !strings.Contains(string(got), "nvidia.com/gpu.product=Tesla-T4\n") {
-		t.Fatalf("file %q", got)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
+	// NFD reads every file not named with a dot: the temporary one is gone, the file is not hidden.
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || strings.HasPrefix(NFDFileName, ".") {
 		t.Fatalf("left behind: %v", entries)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v", fi.Mode())
 	}
-	if err := WriteNFDFile(filepath.Join(dir, "missing"), r); err == nil || !strings.HasPrefix(err.Error(), "writing the feature file: ") {
+	if err := WriteFeatureFile(filepath.Join(dir, "missing"), nil); err == nil || !strings.HasPrefix(err.Error(), "writing the feature file: ") {
 		t.Fatalf("error %v", err)
 	}
 }
 
-func Test_labelValue(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{name: "spaces", in: "NVIDIA H100 80GB HBM3", want: "NVIDIA-H100-80GB-HBM3"},
-		{name: "gfd drops other characters", in: "NVIDIA GeForce RTX 4090 (Laptop) / Max-Q", want: "NVIDIA-GeForce-RTX-4090-Laptop-Max-Q"},
-		{name: "pci.ids name", in: "GH100 [H100 SXM5 80GB]", want: "GH100-H100-SXM5-80GB"},
-		{name: "long", in: strings.Repeat("A100 ", 20), want: strings.TrimSuffix(strings.Repeat("A100-", 13), "-")[:63]},
-		{name: "ends in punctuation", in: "Tesla T4 -", want: "Tesla-T4"},
-		{name: "empty", in: "", want: ""},
+// TestNodeLabels_NodeFeature holds the object to NFD's NodeFeature (node-feature-discovery v0.19.0,
+// api/nfd/v1alpha1: group nfd.k8s-sigs.io, version v1alpha1, the node-name label) under the name
+// GFD gives its own (k8s-device-plugin v0.20.0, internal/lm/output.go).
+func TestNodeLabels_NodeFeature(t *testing.T) {
+	l := NodeLabels{Labels: map[string]string{"nvidia.com/gpu.count": "2", "nvidia.com/cuda.driver-version.revision": ""}}
+	o, err := l.NodeFeature("gpu-node-1.example.com")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := labelValue(tc.in); got != tc.want || len(got) > 63 {
-				t.Fatalf("labelValue(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
+	var y bytes.Buffer
+	if err := o.WriteYAML(&y); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func Test_archFamily(t *testing.T) {
-	for cc, want := range map[string]string{
-		"1.3": "tesla", "2.1": "fermi", "3.7": "kepler", "5.2": "maxwell", "6.1": "pascal", "7.0": "volta", "7.2": "volta",
-		"7.5": "turing", "8.0": "ampere", "8.6": "ampere", "8.7": "ampere", "8.9": "ada-lovelace", "9.0": "hopper",
-		"10.0": "blackwell", "12.0": "blackwell", "11.0": "undefined", "4.0": "undefined",
-	} {
-		major, minor, _ := splitVersion(cc)
-		if got := archFamily(major, minor); got != want {
-			t.Errorf("archFamily(%s) = %s, want %s", cc, got, want)
+	want := `apiVersion: nfd.k8s-sigs.io/v1alpha1
+kind: NodeFeature
+metadata:
+  name: nvidia-features-for-gpu-node-1.example.com
+  labels:
+    nfd.node.kubernetes.io/node-name: "gpu-node-1.example.com"
+spec:
+  labels:
+    nvidia.com/cuda.driver-version.revision: ""
+    nvidia.com/gpu.count: "2"
+`
+	if y.String() != want {
+		t.Fatalf("YAML\n%s\nwant\n%s", y.String(), want)
+	}
+	j, _ := json.Marshal(o)
+	if string(j) != `{"apiVersion":"nfd.k8s-sigs.io/v1alpha1","kind":"NodeFeature","metadata":{"name":"nvidia-features-for-gpu-node-1.example.com","labels":{"nfd.node.kubernetes.io/node-name":"gpu-node-1.example.com"}},"spec":{"labels":{"nvidia.com/cuda.driver-version.revision":"","nvidia.com/gpu.count":"2"}}}` {
+		t.Fatalf("JSON %s", j)
+	}
+	// No labels: an object that clears what an earlier one asked for.
+	o, _ = NodeLabels{}.NodeFeature("n")
+	y.Reset()
+	o.WriteYAML(&y)
+	if !strings.HasSuffix(y.String(), "spec:\n  labels: {}\n") {
+		t.Fatalf("YAML without labels:\n%s", y.String())
+	}
+	for _, node := range []string{"", "Upper", "a_b", strings.Repeat("n", 64)} {
+		if _, err := l.NodeFeature(node); err == nil {
+			t.Errorf("node %q accepted", node)
 		}
 	}
 }

@@ -75,7 +75,7 @@ func readPCIDevice(dir string) (gpuObs, bool, error) {
 	if err != nil {
 		return gpuObs{}, false, err
 	}
-	g := gpuObs{index: -1, deviceID: fmt.Sprintf("0x%04x", device)}
+	g := gpuObs{index: -1, deviceID: fmt.Sprintf("0x%04x", device), pciClass: fmt.Sprintf("0x%06x", class)}
 	if d, found, _ := tables.LookupPCIDevice(uint16(device)); found {
 		g.name = d.Name
 	}

@@ -116,7 +116,8 @@ type gpuObs struct {
 	uuid         string
 	cc           string
 	kernelDriver string
-	minor        int // the device node's minor number (/dev/nvidiaN), from /proc; -1 when unknown
+	pciClass     string // "0x030200", from the PCI scan
+	minor        int    // the device node's minor number (/dev/nvidiaN), from /proc; -1 when unknown
 }
 
 type methodResult struct {

@@ -57,6 +57,7 @@ type GPU struct {
 	ComputeCapability       string   `json:"compute_capability,omitempty"`        // "9.0"
 	ComputeCapabilitySource string   `json:"compute_capability_source,omitempty"` // "nvml", "libcuda", "nvidia-smi" or "pci-id-table (inferred)"
 	KernelDriver            string   `json:"kernel_driver,omitempty"`             // the driver the PCI device is bound to: "nvidia", "vfio-pci", "nouveau"
+	PCIClass                string   `json:"pci_class,omitempty"`                 // the PCI class: "0x030200" a 3D controller, "0x030000" a VGA-compatible one
 	Sources                 []string `json:"sources"`                             // every method that saw this GPU
 }
 
@@ -82,6 +83,9 @@ type Report struct {
 	DriverVersion       string `json:"driver_version,omitempty"`
 	DriverVersionSource string `json:"driver_version_source,omitempty"`
 	KernelModule        string `json:"kernel_module,omitempty"` // "open" or "proprietary", from /proc
+	// DMIProductName is the machine's model as its firmware names it (/sys/class/dmi/id/product_name),
+	// e.g. "PowerEdge XE9680"; a cloud VM's is often its instance type.
+	DMIProductName string `json:"dmi_product_name,omitempty"`
 	// L4TRelease is set on Jetson, where /proc shows the L4T release instead of a driver version.
 	L4TRelease string `json:"l4t_release,omitempty"`
 	// UserSpaceVersion is the version of the driver's user-space libraries, read from the name of the

@@ -64,6 +64,7 @@ type machine struct {
 	missingUVM   []string // /dev/nvidia-uvm and /dev/nvidia-uvm-tools where absent
 	dxg          bool     // /dev/dxg: WSL2
 	nvgpuNodes   bool     // Jetson's nvgpu driver with /dev/nvhost-ctrl-gpu and /dev/nvmap
+	product      string   // /sys/class/dmi/id/product_name: the machine's model, for the node's labels
 }
 
 func (p *prober) readMachine() machine {
@@ -82,6 +83,9 @@ func (p *prober) readMachine() machine {
 		}
 	}
 	m.nvgpuNodes = exists(p.path("/sys/module/nvgpu")) && existsFollowed(p.path("/dev/nvhost-ctrl-gpu")) && existsFollowed(p.path("/dev/nvmap"))
+	if data, err := os.ReadFile(p.path("/sys/class/dmi/id/product_name")); err == nil {
+		m.product = strings.TrimSpace(string(data))
+	}
 	infos, _ := filepath.Glob(p.path("/proc/driver/nvidia/gpus/*/information"))
 	sort.Strings(infos)
 	for _, f := range infos {
