@@ -49,7 +49,9 @@ type Artifact struct {
 	Platform abi.Platform // the search's platform; on windows the DLL's VS_VERSIONINFO is a source
 }
 
-// sources in the order Of asks them.
+// sources in the order Of asks them. The catalog comes after the version resource, where the list
+// of Sources names it before: it is the only source that reads nothing of the artifact, and a DLL's
+// VS_VERSIONINFO also names the minor (cudart64_12.dll of CUDA 12.8 says 12.8, the catalog 12).
 var sources = [...]struct {
 	from Source
 	ask  func(Artifact, *observe.Recorder) (Answer, string) // an answer with CUDA, or why none
@@ -58,6 +60,7 @@ var sources = [...]struct {
 	{Wheel, fromWheel},
 	{Conda, fromConda},
 	{FileName, fromFileName},
+	{VersionInfo, fromVersionInfo},
 	{Catalog, fromCatalog},
 }
 

@@ -39,6 +39,11 @@ func TestOf(t *testing.T) {
 			want: Answer{CUDA: "12.4", Version: "12.4.127", From: FileName, Detail: "<root>/usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127"},
 		},
 		{
+			name: "a DLL's version resource before the catalog", lib: cudart, platform: windows,
+			files: map[string]string{"bin/cudart64_12.dll": dll([4]uint16{6, 14, 11, 12080}, "6.14.11.12080")}, path: "bin/cudart64_12.dll",
+			want: Answer{CUDA: "12.8", From: VersionInfo, Detail: "<root>/bin/cudart64_12.dll: VS_VERSIONINFO"},
+		},
+		{
 			name: "the catalog last", lib: cufft, files: map[string]string{"opt/libcufft.so.12": "ELF"}, path: "opt/libcufft.so.12",
 			want: Answer{CUDA: "13", From: Catalog, Detail: "the catalog: libcufft.so.12 is CUDA 13's"},
 		},
@@ -49,6 +54,7 @@ func TestOf(t *testing.T) {
 				"wheel: <root>/usr/lib/x86_64-linux-gnu is in none of cudnn's site-packages directories",
 				"conda: <root>/usr/lib/x86_64-linux-gnu is in none of cudnn's conda directories",
 				"file-name: libcudnn.so.9 is no declared soname with a full version",
+				"version-info: only a Windows DLL has a VS_VERSIONINFO to read",
 				"catalog: the catalog gives no CUDA major for libcudnn.so.9",
 			}},
 		},
