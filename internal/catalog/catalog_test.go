@@ -114,6 +114,8 @@ func TestNew_Errors(t *testing.T) {
 		{"header with sonames", []string{"[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\nlinux_sonames = [\"libx.so\"]\n"}, "are for [[library]] tables"},
 		{"unknown dependency", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"y\"]\n"}, `"x" depends on unknown library "y"`},
 		{"cycle", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"y\"]\n[[library]]\nname = \"y\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"b\"]\ndependencies = [\"x\"]\n"}, "dependency cycle: x -> y -> x"},
+		{"cuda_majors of a name not declared", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"libx.so.1\"]\ncuda_majors = { \"libx.so.1\" = \"12\", \"libx.so.2\" = \"13\" }\n"}, `p0.toml:1: library "x": cuda_majors names "libx.so.2", which is not one of its file names`},
+		{"cuda_majors of no major", []string{"\n[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\ncuda_majors = { \"x.h\" = \"12.4\" }\n"}, `p0.toml:2: header "x": cuda_majors gives "12.4" for "x.h", expected a CUDA major such as "12"`},
 		{"NUL in a name", []string{"[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\nconda_rel_dirs_linux = [\"inc\\u0000lude\"]\n"}, `p0.toml:1: header "x": conda_rel_dirs_linux holds a NUL byte`},
 		{"defined twice", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\n", "\n[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"b\"]\n"}, `library "x" is defined by both p0.toml:1 and p1.toml:2`},
 	}
