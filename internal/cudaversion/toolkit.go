@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,20 +32,31 @@ const (
 
 // fromToolkit dates a by the toolkit root it lies in: version.json's "cuda" version (CUDA 11.1 on),
 // else include/cuda.h's CUDA_VERSION. A targets/<triple> directory counts as a root (its
-// include/cuda.h), and so does the root above it (its version.json).
+// include/cuda.h), and so does the root above it (its version.json). A directory in site-packages
+// is no toolkit root, though CUDA 13's wheels lay nvidia/cu13 out as one: each wheel there has a
+// version of its own, and nvidia/cu13/include/cuda.h is only the one that installed it.
 func fromToolkit(a Artifact, rec *observe.Recorder) (Answer, string) {
 	var roots []string
+	wheels := false
 	for _, dir := range a.dirs() {
 		for _, l := range layouts {
-			if root, ok := under(dir, l); ok {
-				roots = appendNew(roots, root)
-				if top, ok := under(root, "targets/*"); ok {
-					roots = appendNew(roots, top)
-				}
+			root, ok := under(dir, l)
+			if ok && inSitePackages(root) {
+				wheels = true
+			}
+			if !ok || inSitePackages(root) {
+				continue
+			}
+			roots = appendNew(roots, root)
+			if top, ok := under(root, "targets/*"); ok {
+				roots = appendNew(roots, top)
 			}
 		}
 	}
-	if len(roots) == 0 {
+	switch {
+	case len(roots) == 0 && wheels:
+		return Answer{}, strings.Join(a.dirs(), " and ") + " lie in site-packages: a wheel's, not a toolkit's"
+	case len(roots) == 0:
 		return Answer{}, strings.Join(a.dirs(), " and ") + " lie in no toolkit root's layout"
 	}
 	var looked []string
@@ -63,6 +75,13 @@ func fromToolkit(a Artifact, rec *observe.Recorder) (Answer, string) {
 		looked = append(looked, why)
 	}
 	return Answer{}, strings.Join(looked, "; ")
+}
+
+// inSitePackages reports whether dir lies in a Python site-packages (or Debian's dist-packages)
+// directory.
+func inSitePackages(dir string) bool {
+	segs := strings.Split(filepath.ToSlash(dir), "/")
+	return slices.Contains(segs, "site-packages") || slices.Contains(segs, "dist-packages")
 }
 
 // versionJSON reads root/version.json: {"cuda": {"name": "CUDA SDK", "version": "12.4.1"},

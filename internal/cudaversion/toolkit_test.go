@@ -96,6 +96,11 @@ func Test_fromToolkit(t *testing.T) {
 			path:  "usr/lib/x86_64-linux-gnu/libcudart.so.12", why: "<root>/usr/lib/x86_64-linux-gnu lie in no toolkit root's layout",
 		},
 		{
+			name: "CUDA 13's wheels are no toolkit", lib: cudart,
+			files: map[string]string{"venv/lib/python3.12/site-packages/nvidia/cu13/include/cuda.h": cudaH124, "venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13": "ELF"},
+			path:  "venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", why: "/nvidia/cu13/lib lie in site-packages: a wheel's, not a toolkit's",
+		},
+		{
 			name: "a toolkit root that says nothing", lib: cudart,
 			files: map[string]string{"cuda/lib64/libcudart.so.12": "ELF"},
 			path:  "cuda/lib64/libcudart.so.12", why: "<root>/cuda/version.json: absent; <root>/cuda/include/cuda.h: absent",
