@@ -93,6 +93,32 @@ func TestBuiltinPack(t *testing.T) {
 	}
 }
 
+// TestBuiltinPack_cudaMajors holds the builtin pack's dating facts (their sources are beside them in
+// the pack): the majors of names that belong to one CUDA, none for names of several.
+func TestBuiltinPack_cudaMajors(t *testing.T) {
+	c, err := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ lib, file, major string }{
+		{"cudart", "libcudart.so.12", "12"}, {"cudart", "cudart64_13.dll", "13"},
+		{"cufft", "libcufft.so.11", "12"}, {"cufft", "libcufft.so.12", "13"}, {"cufft", "cufft64_12.dll", "13"},
+		{"cusolver", "libcusolver.so.12", "13"}, {"cusolver", "libcusolver.so.11", ""}, {"cusolver", "cusolver64_11.dll", ""},
+		{"cusparse", "libcusparse.so.12", ""}, {"curand", "libcurand.so.10", ""}, {"nvvm", "libnvvm.so.4", ""},
+		{"nvrtc", "nvrtc64_120_0.dll", "12"}, {"nppc", "libnppc.so.13", "13"}, {"cupti", "cupti64_2024.3.2.dll", "12"},
+		{"cupti", "cupti64_2023.3.1.dll", ""}, {"cudnn", "libcudnn.so.9", ""}, {"cufile", "libcufile.so.0", ""},
+	} {
+		if got := dynLib(c, tt.lib).CUDAMajors[tt.file]; got != tt.major {
+			t.Errorf("%s: %s is CUDA %q, want %q", tt.lib, tt.file, got, tt.major)
+		}
+	}
+	for lib, want := range map[string]bool{"cudart": true, "nvrtc": true, "nvJitLink": true, "nvfatbin": true, "cupti": true, "cublas": false, "cufft": false, "nvjpeg": false, "nvvm": false} {
+		if got := dynLib(c, lib).VersionedAsCUDA; got != want {
+			t.Errorf("%s: versioned_as_cuda %v, want %v", lib, got, want)
+		}
+	}
+}
+
 // dynLib returns the builtin pack's dynamic library name.
 func dynLib(c *Catalog, name string) *Entry {
 	l, _ := c.Lookup(abi.KindDynamicLib, name)
@@ -232,7 +258,7 @@ func TestCached(t *testing.T) {
 // FuzzDecodeEntries: any bytes decode to an error or to entries that encode back to the same bytes.
 func FuzzDecodeEntries(f *testing.F) {
 	c, _ := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
-	var entries []*Entry
+	entries := []*Entry{dynLib(c, "cudart")} // its cuda_majors, a map
 	for _, n := range c.Names(abi.KindHeaderDir)[:3] {
 		e, _ := c.Lookup(abi.KindHeaderDir, n)
 		entries = append(entries, e)
