@@ -95,6 +95,13 @@ type Library struct {
 	// ProgramFilesDirsWindows are globs, relative to the Program Files directory, of the directories
 	// that hold the files ("NVIDIA/CUDNN/v9.*/bin/*/{triple}"); the programfiles step walks them.
 	ProgramFilesDirsWindows []string `json:"program_files_dirs_windows,omitempty" toml:"program_files_dirs_windows"`
+	// CUDAMajors is the CUDA major each declared file name belongs to, for the names that belong to
+	// exactly one ("libcufft.so.11": "12", "libcufft.so.12": "13"); VersionedAsCUDA says the
+	// library's own version is its toolkit's (cudart 12.4.127 is CUDA 12.4, cufft 11.2.1.3 is not).
+	// They date what a search found (internal/cudaversion), which only the host does: json:"-" keeps
+	// them off the plugin wire, so the request a plugin decodes stays as it is.
+	CUDAMajors      map[string]string `json:"-" toml:"cuda_majors"`
+	VersionedAsCUDA bool              `json:"-" toml:"versioned_as_cuda"`
 }
 
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic

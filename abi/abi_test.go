@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,18 @@ func TestLibrary_windowsArch(t *testing.T) {
 		if got := join(tt.got); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestLibrary_datingOffTheWire: the catalog's dating facts stay in the host; a plugin's request
+// is what it was without them.
+func TestLibrary_datingOffTheWire(t *testing.T) {
+	plain := Library{Name: "cufft", LinuxSonames: []string{"libcufft.so.12"}}
+	dated := plain
+	dated.CUDAMajors, dated.VersionedAsCUDA = map[string]string{"libcufft.so.12": "13"}, true
+	a, _ := json.Marshal(Request{Library: plain})
+	b, err := json.Marshal(Request{Library: dated})
+	if err != nil || string(a) != string(b) {
+		t.Fatalf("the request with cuda_majors and versioned_as_cuda (%v):\n%s\nwithout them:\n%s", err, b, a)
 	}
 }

@@ -6,11 +6,11 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "ef4f0baa57a631d6f79329fd6d85f6b9937bc0af4b2ddf3caeb33f2ac86e9d18"
+const builtinHash = "63a74deee6fd9bcc4cf61fc35ea1808de5060c914abcc5700edca3159178448b"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:16", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:53", Library: abi.Library{
 		Name:                     "cudart",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcudart.so.13", "libcudart.so.12"},
@@ -20,8 +20,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
+		CUDAMajors:               map[string]string{"cudart64_12.dll": "12", "cudart64_13.dll": "13", "libcudart.so.12": "12", "libcudart.so.13": "13"},
+		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:27", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:66", Library: abi.Library{
 		Name:                     "nvfatbin",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvfatbin.so.13", "libnvfatbin.so.12"},
@@ -31,8 +33,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
+		CUDAMajors:               map[string]string{"libnvfatbin.so.12": "12", "libnvfatbin.so.13": "13", "nvfatbin_120_0.dll": "12", "nvfatbin_130_0.dll": "13"},
+		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:38", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:79", Library: abi.Library{
 		Name:                     "nvJitLink",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvJitLink.so.13", "libnvJitLink.so.12"},
@@ -42,8 +46,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
+		CUDAMajors:               map[string]string{"libnvJitLink.so.12": "12", "libnvJitLink.so.13": "13", "nvJitLink_120_0.dll": "12", "nvJitLink_130_0.dll": "13"},
+		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:49", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:92", Library: abi.Library{
 		Name:                     "nvrtc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvrtc.so.13", "libnvrtc.so.12"},
@@ -54,8 +60,10 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		RequiresAddDLLDirectory:  true,
+		CUDAMajors:               map[string]string{"libnvrtc.so.12": "12", "libnvrtc.so.13": "13", "nvrtc64_120_0.dll": "12", "nvrtc64_130_0.dll": "13"},
+		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:61", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:106", Library: abi.Library{
 		Name:                     "nvvm",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvvm.so.4", "libnvvm.so"},
@@ -67,7 +75,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"nvvm/bin/*", "nvvm/bin"},
 		CanaryAnchors:            []string{"cudart"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:73", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:118", Library: abi.Library{
 		Name:                     "cublas",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcublas.so.13", "libcublas.so.12"},
@@ -78,8 +86,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"cublasLt"},
+		CUDAMajors:               map[string]string{"cublas64_12.dll": "12", "cublas64_13.dll": "13", "libcublas.so.12": "12", "libcublas.so.13": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:85", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:131", Library: abi.Library{
 		Name:                     "cublasLt",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcublasLt.so.13", "libcublasLt.so.12"},
@@ -89,8 +98,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
+		CUDAMajors:               map[string]string{"cublasLt64_12.dll": "12", "cublasLt64_13.dll": "13", "libcublasLt.so.12": "12", "libcublasLt.so.13": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:96", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:143", Library: abi.Library{
 		Name:                     "cufft",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcufft.so.12", "libcufft.so.11"},
@@ -101,8 +111,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		RequiresAddDLLDirectory:  true,
+		CUDAMajors:               map[string]string{"cufft64_11.dll": "12", "cufft64_12.dll": "13", "libcufft.so.11": "12", "libcufft.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:108", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:156", Library: abi.Library{
 		Name:                     "cufftw",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcufftw.so.12", "libcufftw.so.11"},
@@ -113,8 +124,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"cufft"},
+		CUDAMajors:               map[string]string{"cufftw64_11.dll": "12", "cufftw64_12.dll": "13", "libcufftw.so.11": "12", "libcufftw.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:120", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:169", Library: abi.Library{
 		Name:                     "curand",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcurand.so.10"},
@@ -125,7 +137,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:131", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:180", Library: abi.Library{
 		Name:                     "cusolver",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusolver.so.12", "libcusolver.so.11"},
@@ -136,8 +148,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nvJitLink", "cusparse", "cublasLt", "cublas"},
+		CUDAMajors:               map[string]string{"cusolver64_12.dll": "13", "libcusolver.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:143", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:193", Library: abi.Library{
 		Name:                     "cusolverMg",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusolverMg.so.12", "libcusolverMg.so.11"},
@@ -148,8 +161,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nvJitLink", "cublasLt", "cublas"},
+		CUDAMajors:               map[string]string{"cusolverMg64_12.dll": "13", "libcusolverMg.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:155", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:206", Library: abi.Library{
 		Name:                     "cusparse",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusparse.so.12"},
@@ -161,7 +175,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:167", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:218", Library: abi.Library{
 		Name:                     "nppc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppc.so.13", "libnppc.so.12"},
@@ -171,8 +185,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
+		CUDAMajors:               map[string]string{"libnppc.so.12": "12", "libnppc.so.13": "13", "nppc64_12.dll": "12", "nppc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:178", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:230", Library: abi.Library{
 		Name:                     "nppial",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppial.so.13", "libnppial.so.12"},
@@ -183,8 +198,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppial.so.12": "12", "libnppial.so.13": "13", "nppial64_12.dll": "12", "nppial64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:190", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:243", Library: abi.Library{
 		Name:                     "nppicc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppicc.so.13", "libnppicc.so.12"},
@@ -195,8 +211,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppicc.so.12": "12", "libnppicc.so.13": "13", "nppicc64_12.dll": "12", "nppicc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:202", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:256", Library: abi.Library{
 		Name:                     "nppidei",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppidei.so.13", "libnppidei.so.12"},
@@ -207,8 +224,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppidei.so.12": "12", "libnppidei.so.13": "13", "nppidei64_12.dll": "12", "nppidei64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:214", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:269", Library: abi.Library{
 		Name:                     "nppif",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppif.so.13", "libnppif.so.12"},
@@ -219,8 +237,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppif.so.12": "12", "libnppif.so.13": "13", "nppif64_12.dll": "12", "nppif64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:226", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:282", Library: abi.Library{
 		Name:                     "nppig",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppig.so.13", "libnppig.so.12"},
@@ -231,8 +250,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppig.so.12": "12", "libnppig.so.13": "13", "nppig64_12.dll": "12", "nppig64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:238", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:295", Library: abi.Library{
 		Name:                     "nppim",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppim.so.13", "libnppim.so.12"},
@@ -243,8 +263,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppim.so.12": "12", "libnppim.so.13": "13", "nppim64_12.dll": "12", "nppim64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:250", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:308", Library: abi.Library{
 		Name:                     "nppist",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppist.so.13", "libnppist.so.12"},
@@ -255,8 +276,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppist.so.12": "12", "libnppist.so.13": "13", "nppist64_12.dll": "12", "nppist64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:262", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:321", Library: abi.Library{
 		Name:                     "nppisu",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppisu.so.13", "libnppisu.so.12"},
@@ -267,8 +289,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppisu.so.12": "12", "libnppisu.so.13": "13", "nppisu64_12.dll": "12", "nppisu64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:274", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:334", Library: abi.Library{
 		Name:                     "nppitc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppitc.so.13", "libnppitc.so.12"},
@@ -279,8 +302,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnppitc.so.12": "12", "libnppitc.so.13": "13", "nppitc64_12.dll": "12", "nppitc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:286", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:347", Library: abi.Library{
 		Name:                     "npps",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnpps.so.13", "libnpps.so.12"},
@@ -291,8 +315,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nppc"},
+		CUDAMajors:               map[string]string{"libnpps.so.12": "12", "libnpps.so.13": "13", "npps64_12.dll": "12", "npps64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:298", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:360", Library: abi.Library{
 		Name:                     "nvblas",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvblas.so.13", "libnvblas.so.12"},
@@ -303,8 +328,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"cublas", "cublasLt"},
+		CUDAMajors:               map[string]string{"libnvblas.so.12": "12", "libnvblas.so.13": "13", "nvblas64_12.dll": "12", "nvblas64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:310", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:373", Library: abi.Library{
 		Name:                     "nvjpeg",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvjpeg.so.13", "libnvjpeg.so.12"},
@@ -314,8 +340,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
+		CUDAMajors:               map[string]string{"libnvjpeg.so.12": "12", "libnvjpeg.so.13": "13", "nvjpeg64_12.dll": "12", "nvjpeg64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:321", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:385", Library: abi.Library{
 		Name:                 "cufile",
 		PackagedWith:         "ctk",
 		LinuxSonames:         []string{"libcufile.so.0"},
@@ -323,7 +350,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:329", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:393", Library: abi.Library{
 		Name:                     "cupti",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcupti.so.13", "libcupti.so.12"},
@@ -334,8 +361,10 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"extras/CUPTI/lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"extras/CUPTI/lib64", "bin/{triple}", "bin"},
 		CanaryAnchors:            []string{"cudart"},
+		CUDAMajors:               map[string]string{"cupti64_2024.1.1.dll": "12", "cupti64_2024.3.2.dll": "12", "cupti64_2025.3.1.dll": "13", "libcupti.so.12": "12", "libcupti.so.13": "13"},
+		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:341", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:407", Library: abi.Library{
 		Name:                 "cudla",
 		PackagedWith:         "ctk",
 		LinuxSonames:         []string{"libcudla.so.1"},
@@ -345,7 +374,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/arm64"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:351", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:417", Library: abi.Library{
 		Name:                 "cublasmp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcublasmp.so.0"},
@@ -354,7 +383,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt", "nvshmem_host"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:360", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:426", Library: abi.Library{
 		Name:                 "cufftMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcufftMp.so.12", "libcufftMp.so.11"},
@@ -364,7 +393,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:         []string{"nvshmem_host"},
 		RequiresRTLDDeepbind: true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:370", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:436", Library: abi.Library{
 		Name:                 "cusolverMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcusolverMp.so.0"},
@@ -373,7 +402,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cudart", "cusolver", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:379", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:445", Library: abi.Library{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libmathdx.so.0"},
@@ -384,7 +413,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"nvrtc"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:390", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:456", Library: abi.Library{
 		Name:                 "cudss",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudss.so.1", "libcudss.so.0"},
@@ -396,7 +425,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:         []string{"cublas", "cublasLt"},
 		OptionalDependencies: []string{"nvrtc"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:402", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:468", Library: abi.Library{
 		Name:                    "cudnn",
 		PackagedWith:            "other",
 		LinuxSonames:            []string{"libcudnn.so.9"},
@@ -411,7 +440,7 @@ var builtinEntries = [...]Entry{
 		OptionalDependencies:    []string{"nvrtc"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:419", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:485", Library: abi.Library{
 		Name:                     "cusparseLt",
 		PackagedWith:             "other",
 		LinuxSonames:             []string{"libcusparseLt.so.0"},
@@ -422,7 +451,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:430", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:496", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensor.so.2"},
@@ -433,7 +462,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:441", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:507", Library: abi.Library{
 		Name:                 "cutensorMg",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMg.so.2"},
@@ -444,7 +473,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:452", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:518", Library: abi.Library{
 		Name:                 "cutensorMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMp.so.2"},
@@ -453,7 +482,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt", "cudart", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:461", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:527", Library: abi.Library{
 		Name:                 "cudensitymat",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudensitymat.so.0"},
@@ -462,7 +491,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensornet", "cutensor", "cusolver", "cublasLt", "cublas", "curand", "cusparse", "nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:470", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:536", Library: abi.Library{
 		Name:                 "cupauliprop",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcupauliprop.so.0"},
@@ -470,7 +499,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:478", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:544", Library: abi.Library{
 		Name:                 "cutensornet",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensornet.so.2"},
@@ -479,7 +508,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublas", "cusolver"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:487", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:553", Library: abi.Library{
 		Name:                 "custabilizer",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustabilizer.so.0"},
@@ -487,7 +516,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:495", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:561", Library: abi.Library{
 		Name:                 "custatevec",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustatevec.so.1"},
@@ -496,7 +525,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:504", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:570", Library: abi.Library{
 		Name:                 "nccl",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnccl.so.2"},
@@ -506,7 +535,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars:   []string{"NCCL_HOME"},
 		InstallRootRelDirs:   []string{"lib", "lib64", "build/lib"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:514", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:580", Library: abi.Library{
 		Name:                 "nvpl_fftw",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvpl_fftw.so.0"},
@@ -514,7 +543,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:522", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:588", Library: abi.Library{
 		Name:                 "nvshmem_host",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvshmem_host.so.3"},
@@ -522,7 +551,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:530", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:596", Library: abi.Library{
 		Name:                 "cuda",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libcuda.so.1"},
@@ -530,14 +559,14 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:538", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:604", Library: abi.Library{
 		Name:                 "nvcudla",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvcudla.so"},
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:545", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:611", Library: abi.Library{
 		Name:                 "nvml",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvidia-ml.so.1"},
@@ -545,7 +574,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:558", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:624", Library: abi.Library{
 		Name:                 "cccl",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda/std/version"},
@@ -558,7 +587,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include/targets/x64/cccl", "include/targets/x64", "include/cccl", "include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:571", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:637", Library: abi.Library{
 		Name:                 "cublas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cublas.h"},
@@ -571,7 +600,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:584", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:650", Library: abi.Library{
 		Name:                 "cudart",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_runtime.h"},
@@ -583,8 +612,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include", "targets/{triple}/include"},
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:597", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:664", Library: abi.Library{
 		Name:                 "cufft",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cufft.h"},
@@ -597,7 +627,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:610", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:677", Library: abi.Library{
 		Name:               "cufile",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cufile.h"},
@@ -606,7 +636,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:619", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:686", Library: abi.Library{
 		Name:                 "curand",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"curand.h"},
@@ -619,7 +649,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:632", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:699", Library: abi.Library{
 		Name:                 "cusolver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusolverDn.h"},
@@ -632,7 +662,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:645", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:712", Library: abi.Library{
 		Name:                 "cusparse",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusparse.h"},
@@ -645,7 +675,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:658", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:725", Library: abi.Library{
 		Name:                 "npp",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"npp.h"},
@@ -658,7 +688,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:671", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:738", Library: abi.Library{
 		Name:                 "profiler",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_profiler_api.h"},
@@ -671,7 +701,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:684", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:751", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary_section.h"},
@@ -683,8 +713,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include", "targets/{triple}/include"},
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:697", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:765", Library: abi.Library{
 		Name:                 "nvfatbin",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvFatbin.h"},
@@ -696,8 +727,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include", "targets/{triple}/include"},
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:710", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:779", Library: abi.Library{
 		Name:                 "nvjitlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvJitLink.h"},
@@ -709,8 +741,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include", "targets/{triple}/include"},
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:723", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:793", Library: abi.Library{
 		Name:                 "nvjpeg",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvjpeg.h"},
@@ -723,7 +756,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:736", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:806", Library: abi.Library{
 		Name:                 "nvrtc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvrtc.h"},
@@ -735,8 +768,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include", "targets/{triple}/include"},
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:749", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:820", Library: abi.Library{
 		Name:                 "nvvm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvvm.h"},
@@ -749,7 +783,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:762", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:833", Library: abi.Library{
 		Name:               "cudla",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cudla.h"},
@@ -758,7 +792,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:771", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:842", Library: abi.Library{
 		Name:               "cusolverMp",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cusolverMp.h"},
@@ -766,7 +800,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/cu13/include", "nvidia/cu12/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:779", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:850", Library: abi.Library{
 		Name:                 "cusparseLt",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cusparseLt.h"},
@@ -778,7 +812,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:791", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:862", Library: abi.Library{
 		Name:                 "cute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cute/tensor.hpp"},
@@ -790,7 +824,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:803", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:874", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutensor.h"},
@@ -802,7 +836,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:815", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:886", Library: abi.Library{
 		Name:               "cudensitymat",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cudensitymat.h"},
@@ -810,7 +844,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:823", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:894", Library: abi.Library{
 		Name:               "cupauliprop",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cupauliprop.h"},
@@ -818,7 +852,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:831", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:902", Library: abi.Library{
 		Name:               "cutensornet",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cutensornet.h"},
@@ -826,7 +860,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:839", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:910", Library: abi.Library{
 		Name:               "custabilizer",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custabilizer.h"},
@@ -834,7 +868,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:847", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:918", Library: abi.Library{
 		Name:               "custatevec",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custatevec.h"},
@@ -842,7 +876,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:855", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:926", Library: abi.Library{
 		Name:                 "cutlass",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutlass/cutlass.h"},
@@ -854,7 +888,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:867", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:938", Library: abi.Library{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"libmathdx.h"},
@@ -866,7 +900,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:879", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:950", Library: abi.Library{
 		Name:               "nvshmem",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nvshmem.h"},
@@ -874,7 +908,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nvshmem/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:887", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:958", Library: abi.Library{
 		Name:               "nccl",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nccl.h"},
@@ -884,7 +918,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars: []string{"NCCL_HOME"},
 		InstallRootRelDirs: []string{"include", "build/include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:897", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:968", Library: abi.Library{
 		Name:                    "cudnn",
 		PackagedWith:            "other",
 		LinuxFiles:              []string{"cudnn.h"},
@@ -899,7 +933,7 @@ var builtinEntries = [...]Entry{
 		InstallRootRelDirs:      []string{"include"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:917", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:988", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvcc"},
@@ -910,8 +944,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:929", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1001", Library: abi.Library{
 		Name:                 "nvdisasm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvdisasm"},
@@ -922,8 +957,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:941", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1014", Library: abi.Library{
 		Name:                 "cuobjdump",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuobjdump"},
@@ -934,8 +970,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:953", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1027", Library: abi.Library{
 		Name:                 "nvprune",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprune"},
@@ -946,8 +983,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:965", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1040", Library: abi.Library{
 		Name:                 "fatbinary",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary"},
@@ -958,8 +996,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:977", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1053", Library: abi.Library{
 		Name:                 "bin2c",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"bin2c"},
@@ -970,8 +1009,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:989", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1066", Library: abi.Library{
 		Name:                 "nvlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvlink"},
@@ -982,8 +1022,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1001", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1079", Library: abi.Library{
 		Name:                 "cuda-gdb",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdb"},
@@ -994,8 +1035,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1013", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1092", Library: abi.Library{
 		Name:                 "cuda-gdbserver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdbserver"},
@@ -1006,8 +1048,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1025", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1105", Library: abi.Library{
 		Name:                 "compute-sanitizer",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"compute-sanitizer"},
@@ -1018,8 +1061,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1037", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1118", Library: abi.Library{
 		Name:                 "nvprof",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprof"},
@@ -1030,8 +1074,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1049", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1131", Library: abi.Library{
 		Name:                 "nsys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsys"},
@@ -1043,7 +1088,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1061", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1143", Library: abi.Library{
 		Name:                 "nsight-sys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-sys"},
@@ -1055,7 +1100,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1073", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1155", Library: abi.Library{
 		Name:                 "ncu",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"ncu"},
@@ -1067,7 +1112,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1085", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1167", Library: abi.Library{
 		Name:                 "nsight-compute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-compute"},
@@ -1079,7 +1124,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1097", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1179", Library: abi.Library{
 		Name:                 "ptxas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"ptxas"},
@@ -1090,8 +1135,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1113", Library: abi.Library{
+	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1196", Library: abi.Library{
 		Name:                     "cudadevrt",
 		PackagedWith:             "ctk",
 		LinuxFiles:               []string{"libcudadevrt.a"},
@@ -1104,8 +1150,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/lib/arm64"},
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"lib/{triple}"},
+		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1131", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1215", Library: abi.Library{
 		Name:                 "device",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"libdevice.10.bc"},
@@ -1118,7 +1165,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/libdevice"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1144", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1228", Library: abi.Library{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1126,7 +1173,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1152", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1236", Library: abi.Library{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},

@@ -3,9 +3,11 @@ package catalog
 import (
 	"encoding/binary"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,7 +23,8 @@ import (
 //
 // The form: the packs' hash, the layout (Entry's field names and kinds), the entry count, then each
 // entry's fields in order: a string as uvarint length and bytes, a []string as uvarint count and
-// strings, a bool as one byte.
+// strings, a map[string]string as uvarint count and key, value strings in key order, a bool as one
+// byte.
 
 // CacheFile is the file in dir that holds the catalog of packs with this hash.
 func CacheFile(dir, hash string) string { return filepath.Join(dir, "catalog-"+hash[:32]+".bin") }
@@ -139,6 +142,13 @@ func encodeEntries(hash string, entries []*Entry) []byte {
 				for i := range fv.Len() {
 					str(fv.Index(i).String())
 				}
+			case reflect.Map:
+				m := fv.Interface().(map[string]string)
+				b = binary.AppendUvarint(b, uint64(len(m)))
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					str(k)
+					str(m[k])
+				}
 			case reflect.Bool:
 				if fv.Bool() {
 					b = append(b, 1)
@@ -182,6 +192,17 @@ func decodeEntries(data []byte, hash string) ([]*Entry, error) {
 					ss[i] = d.string()
 				}
 				fv.Set(reflect.ValueOf(ss))
+			case reflect.Map:
+				k := d.uvarint()
+				if k == 0 || k > uint64(len(data)) {
+					continue
+				}
+				m := make(map[string]string, k)
+				for range k {
+					key := d.string()
+					m[key] = d.string()
+				}
+				fv.Set(reflect.ValueOf(m))
 			case reflect.Bool:
 				fv.SetBool(d.byte() == 1)
 			}

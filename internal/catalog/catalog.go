@@ -7,10 +7,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/internal/cudaversion"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 	"github.com/pathfinder-dev/pathfinder/internal/tomlx"
 )
@@ -140,6 +143,8 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 		return fmt.Errorf("pack %s: %s %q: supported_windows_arch holds %q, expected \"x64\" or \"arm64\"", where, table, l.Name, badWindowsArch(l.SupportedWindowsArch))
 	case nulField(&l.Library) != "":
 		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Library))
+	case badCUDAMajor(&l.Library) != "":
+		return fmt.Errorf("pack %s: %s %q: %s", where, table, l.Name, badCUDAMajor(&l.Library))
 	}
 	k := key{kind, l.Name}
 	if old, ok := c.byName[k]; ok && !l.Replaces {
@@ -156,6 +161,21 @@ func badWindowsArch(archs []string) string {
 	for _, a := range archs {
 		if a != "x64" && a != "arm64" {
 			return a
+		}
+	}
+	return ""
+}
+
+// badCUDAMajor says what is wrong with l's cuda_majors, or "": each key must be one of l's file
+// names and each value a CUDA major ("12"), so that the mapping cannot date a file it does not name.
+func badCUDAMajor(l *abi.Library) string {
+	for _, name := range slices.Sorted(maps.Keys(l.CUDAMajors)) {
+		files := slices.Concat(l.LinuxSonames, l.WindowsDLLs, l.LinuxFiles, l.WindowsFiles)
+		if !slices.Contains(files, name) {
+			return fmt.Sprintf("cuda_majors names %q, which is not one of its file names", name)
+		}
+		if major := l.CUDAMajors[name]; !cudaversion.IsMajor(major) {
+			return fmt.Sprintf("cuda_majors gives %q for %q, expected a CUDA major such as \"12\"", major, name)
 		}
 	}
 	return ""

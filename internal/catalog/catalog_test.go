@@ -93,6 +93,32 @@ func TestBuiltinPack(t *testing.T) {
 	}
 }
 
+// TestBuiltinPack_cudaMajors holds the builtin pack's dating facts (their sources are beside them in
+// the pack): the majors of names that belong to one CUDA, none for names of several.
+func TestBuiltinPack_cudaMajors(t *testing.T) {
+	c, err := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ lib, file, major string }{
+		{"cudart", "libcudart.so.12", "12"}, {"cudart", "cudart64_13.dll", "13"},
+		{"cufft", "libcufft.so.11", "12"}, {"cufft", "libcufft.so.12", "13"}, {"cufft", "cufft64_12.dll", "13"},
+		{"cusolver", "libcusolver.so.12", "13"}, {"cusolver", "libcusolver.so.11", ""}, {"cusolver", "cusolver64_11.dll", ""},
+		{"cusparse", "libcusparse.so.12", ""}, {"curand", "libcurand.so.10", ""}, {"nvvm", "libnvvm.so.4", ""},
+		{"nvrtc", "nvrtc64_120_0.dll", "12"}, {"nppc", "libnppc.so.13", "13"}, {"cupti", "cupti64_2024.3.2.dll", "12"},
+		{"cupti", "cupti64_2023.3.1.dll", ""}, {"cudnn", "libcudnn.so.9", ""}, {"cufile", "libcufile.so.0", ""},
+	} {
+		if got := dynLib(c, tt.lib).CUDAMajors[tt.file]; got != tt.major {
+			t.Errorf("%s: %s is CUDA %q, want %q", tt.lib, tt.file, got, tt.major)
+		}
+	}
+	for lib, want := range map[string]bool{"cudart": true, "nvrtc": true, "nvJitLink": true, "nvfatbin": true, "cupti": true, "cublas": false, "cufft": false, "nvjpeg": false, "nvvm": false} {
+		if got := dynLib(c, lib).VersionedAsCUDA; got != want {
+			t.Errorf("%s: versioned_as_cuda %v, want %v", lib, got, want)
+		}
+	}
+}
+
 // dynLib returns the builtin pack's dynamic library name.
 func dynLib(c *Catalog, name string) *Entry {
 	l, _ := c.Lookup(abi.KindDynamicLib, name)
@@ -114,6 +140,8 @@ func TestNew_Errors(t *testing.T) {
 		{"header with sonames", []string{"[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\nlinux_sonames = [\"libx.so\"]\n"}, "are for [[library]] tables"},
 		{"unknown dependency", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"y\"]\n"}, `"x" depends on unknown library "y"`},
 		{"cycle", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\ndependencies = [\"y\"]\n[[library]]\nname = \"y\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"b\"]\ndependencies = [\"x\"]\n"}, "dependency cycle: x -> y -> x"},
+		{"cuda_majors of a name not declared", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"libx.so.1\"]\ncuda_majors = { \"libx.so.1\" = \"12\", \"libx.so.2\" = \"13\" }\n"}, `p0.toml:1: library "x": cuda_majors names "libx.so.2", which is not one of its file names`},
+		{"cuda_majors of no major", []string{"\n[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\ncuda_majors = { \"x.h\" = \"12.4\" }\n"}, `p0.toml:2: header "x": cuda_majors gives "12.4" for "x.h", expected a CUDA major such as "12"`},
 		{"NUL in a name", []string{"[[header]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_files = [\"x.h\"]\nconda_rel_dirs_linux = [\"inc\\u0000lude\"]\n"}, `p0.toml:1: header "x": conda_rel_dirs_linux holds a NUL byte`},
 		{"defined twice", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"a\"]\n", "\n[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"b\"]\n"}, `library "x" is defined by both p0.toml:1 and p1.toml:2`},
 	}
@@ -230,7 +258,7 @@ func TestCached(t *testing.T) {
 // FuzzDecodeEntries: any bytes decode to an error or to entries that encode back to the same bytes.
 func FuzzDecodeEntries(f *testing.F) {
 	c, _ := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
-	var entries []*Entry
+	entries := []*Entry{dynLib(c, "cudart")} // its cuda_majors, a map
 	for _, n := range c.Names(abi.KindHeaderDir)[:3] {
 		e, _ := c.Lookup(abi.KindHeaderDir, n)
 		entries = append(entries, e)

@@ -110,6 +110,13 @@ func (r *Recorder) Stat(path string) (fs.FileInfo, error) {
 	return fi, err
 }
 
+// ReadDir lists a host directory and records its listing (or its absence).
+func (r *Recorder) ReadDir(dir string) ([]fs.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	r.Add(Observation{Path: dir, What: Dir, Seen: DirSeen(names(entries), err)})
+	return entries, err
+}
+
 // StatSeen encodes what a stat saw: absent, an error, or type, mode, size, mtime and inode.
 func StatSeen(fi fs.FileInfo, err error) string {
 	switch {

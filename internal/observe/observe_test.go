@@ -13,6 +13,7 @@ func TestCheck(t *testing.T) {
 	file := filepath.Join(dir, "lib", "libx.so.1")
 	os.MkdirAll(filepath.Dir(file), 0o755)
 	os.WriteFile(file, []byte("x"), 0o644)
+	os.Mkdir(filepath.Join(dir, "host"), 0o755)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +27,7 @@ func TestCheck(t *testing.T) {
 		rec.Getenv(getenv)("CUDA_HOME")
 		rec.Stat(file)
 		rec.Stat(filepath.Join(dir, "absent"))
+		rec.ReadDir(filepath.Join(dir, "host"))
 		rfs := NewRootFS(root, dir)
 		rfs.Record(rec, nil)
 		if f, err := rfs.Open("lib"); err == nil {
@@ -49,6 +51,7 @@ func TestCheck(t *testing.T) {
 		{"size", func() { os.WriteFile(file, []byte("xy"), 0o644) }, "changed"},
 		{"appeared", func() { os.WriteFile(filepath.Join(dir, "absent"), nil, 0o644) }, "absent changed"},
 		{"listing", func() { os.WriteFile(filepath.Join(dir, "lib", "new"), nil, 0o644) }, "lib changed"},
+		{"host listing", func() { os.WriteFile(filepath.Join(dir, "host", "new"), nil, 0o644) }, "dir " + filepath.Join(dir, "host") + " changed"},
 		{"confined view", func() { os.Symlink("/etc/passwd", filepath.Join(dir, "lib", "missing")) }, "lib"},
 	}
 	for _, tt := range tests {

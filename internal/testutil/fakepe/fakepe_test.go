@@ -23,3 +23,21 @@ func TestFile(t *testing.T) {
 		}
 	}
 }
+
+// TestDLLWithVersion: the image is a DLL debug/pe reads, whose resource directory is its one section.
+func TestDLLWithVersion(t *testing.T) {
+	b := DLLWithVersion(pe.IMAGE_FILE_MACHINE_AMD64, VersionInfo{FileVersion: [4]uint16{6, 14, 11, 12080}, Strings: map[string]string{"FileVersion": "6.14.11.12080"}})
+	f, err := pe.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Section(".rsrc")
+	dir := f.OptionalHeader.(*pe.OptionalHeader64).DataDirectory[pe.IMAGE_DIRECTORY_ENTRY_RESOURCE]
+	if s == nil || len(f.Sections) != 1 || dir.VirtualAddress != s.VirtualAddress || dir.Size != s.VirtualSize {
+		t.Fatalf("sections %+v, resource directory %+v", f.Sections, dir)
+	}
+	data, err := s.Data()
+	if err != nil || !bytes.Contains(data, []byte("V\x00S\x00_\x00V\x00E\x00R\x00S\x00I\x00O\x00N\x00_\x00I\x00N\x00F\x00O\x00")) {
+		t.Fatalf("the resource section (%v) holds no VS_VERSION_INFO", err)
+	}
+}

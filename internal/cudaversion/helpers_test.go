@@ -1,0 +1,135 @@
+package cudaversion
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+)
+
+// Descriptors as the builtin pack declares them, cut to what the sources read.
+var (
+	linux   = abi.Platform{OS: "linux", Arch: "amd64"}
+	windows = abi.Platform{OS: "windows", Arch: "amd64"}
+
+	cudart = &abi.Library{
+		Name: "cudart", PackagedWith: "ctk",
+		LinuxSonames: []string{"libcudart.so.13", "libcudart.so.12"}, WindowsDLLs: []string{"cudart64_13.dll", "cudart64_12.dll"},
+		SitePackagesLinux:   []string{"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"},
+		SitePackagesWindows: []string{"nvidia/cu13/bin/x86_64", "nvidia/cuda_runtime/bin"},
+		AnchorRelDirsLinux:  []string{"lib64", "lib"}, AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
+		CUDAMajors: map[string]string{
+			"libcudart.so.13": "13", "libcudart.so.12": "12", "cudart64_13.dll": "13", "cudart64_12.dll": "12",
+		},
+		VersionedAsCUDA: true,
+	}
+	cufft = &abi.Library{
+		Name: "cufft", PackagedWith: "ctk",
+		LinuxSonames: []string{"libcufft.so.12", "libcufft.so.11"}, SitePackagesLinux: []string{"nvidia/cu13/lib", "nvidia/cufft/lib"},
+		AnchorRelDirsLinux: []string{"lib64", "lib"},
+		CUDAMajors:         map[string]string{"libcufft.so.12": "13", "libcufft.so.11": "12"},
+	}
+	cublas = &abi.Library{
+		Name: "cublas", PackagedWith: "ctk", WindowsDLLs: []string{"cublas64_13.dll", "cublas64_12.dll"},
+		CUDAMajors: map[string]string{"cublas64_13.dll": "13", "cublas64_12.dll": "12"},
+	}
+	cupti = &abi.Library{
+		Name: "cupti", PackagedWith: "ctk", LinuxSonames: []string{"libcupti.so.13", "libcupti.so.12"},
+		SitePackagesLinux: []string{"nvidia/cu13/lib", "nvidia/cuda_cupti/lib"},
+		CUDAMajors:        map[string]string{"libcupti.so.13": "13", "libcupti.so.12": "12"},
+		VersionedAsCUDA:   true,
+	}
+	nvvm = &abi.Library{
+		Name: "nvvm", PackagedWith: "ctk", LinuxSonames: []string{"libnvvm.so.4", "libnvvm.so"},
+		SitePackagesLinux: []string{"nvidia/cu13/lib", "nvidia/cuda_nvcc/nvvm/lib64"}, AnchorRelDirsLinux: []string{"nvvm/lib64"},
+	}
+	cudnn = &abi.Library{
+		Name: "cudnn", PackagedWith: "other", LinuxSonames: []string{"libcudnn.so.9"},
+		SitePackagesLinux: []string{"nvidia/cudnn/lib"}, AnchorRelDirsLinux: []string{"lib64", "lib"},
+	}
+	cudartHeaders = &abi.Library{
+		Name: "cudart", PackagedWith: "ctk", LinuxFiles: []string{"cuda_runtime.h"},
+		SitePackagesLinux:  []string{"nvidia/cu13/include", "nvidia/cuda_runtime/include"},
+		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
+		CondaRelDirsLinux:  []string{"targets/{triple}/include", "include"},
+		VersionedAsCUDA:    true,
+	}
+	nvcc = &abi.Library{
+		Name: "nvcc", PackagedWith: "ctk", LinuxFiles: []string{"nvcc"}, SitePackagesLinux: []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
+		AnchorRelDirsLinux: []string{"bin"}, CondaRelDirsLinux: []string{"bin"}, VersionedAsCUDA: true,
+	}
+	libdevice = &abi.Library{
+		Name: "device", PackagedWith: "ctk", LinuxFiles: []string{"libdevice.10.bc"},
+		AnchorRelDirsLinux: []string{"nvvm/libdevice"}, CondaRelDirsLinux: []string{"nvvm/libdevice"},
+	}
+)
+
+// tree makes the files under a new temporary directory and returns it. A name ending in "/" is a
+// directory; contents "-> target" make a symbolic link to target.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case strings.HasSuffix(name, "/"):
+			err = os.MkdirAll(p, 0o755)
+		case strings.HasPrefix(data, "-> "):
+			err = os.Symlink(strings.TrimPrefix(data, "-> "), p)
+		default:
+			err = os.WriteFile(p, []byte(data), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// sourceCase is one source asked about one tree: the artifact's paths are relative to the tree.
+type sourceCase struct {
+	name        string
+	files       map[string]string
+	path, real  string
+	kind        abi.Kind
+	lib         *abi.Library
+	platform    abi.Platform
+	cuda, ver   string // the answer wanted; cuda "" for none
+	detail, why string // what its Detail (or, for none, the reason) must hold; "<root>" is the tree
+}
+
+// run asks ask about each case, on a tree of its own.
+func run(t *testing.T, ask func(Artifact, *observe.Recorder) (Answer, string), cases []sourceCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			root := tree(t, tt.files)
+			a := Artifact{Path: filepath.Join(root, filepath.FromSlash(tt.path)), Kind: tt.kind, Library: tt.lib, Platform: tt.platform}
+			if tt.real != "" {
+				a.Real = filepath.Join(root, filepath.FromSlash(tt.real))
+			}
+			if a.Kind == "" {
+				a.Kind = abi.KindDynamicLib
+			}
+			if a.Platform.OS == "" {
+				a.Platform = linux
+			}
+			got, why := ask(a, &observe.Recorder{})
+			wantText := strings.ReplaceAll(tt.detail+tt.why, "<root>", root)
+			text := got.Detail
+			if tt.cuda == "" {
+				text = why
+			}
+			if got.CUDA != tt.cuda || got.Version != tt.ver || !strings.Contains(text, wantText) || (got.CUDA == "") == (why == "") {
+				t.Errorf("got CUDA %q version %q detail %q, why %q;\nwant CUDA %q version %q, text holding %q", got.CUDA, got.Version, got.Detail, why, tt.cuda, tt.ver, wantText)
+			}
+		})
+	}
+}
