@@ -130,8 +130,8 @@ func TestCacheDir(t *testing.T) {
 			if got.Dir != tt.want || !strings.Contains(got.Off, tt.off) || got.Disabled != tt.disabled || (got.Dir == "") == (got.Off == "") {
 				t.Fatalf("Cache() = %+v, want dir %q, off with %q, disabled %v", got, tt.want, tt.off, tt.disabled)
 			}
-			if (f.results.Key(DynamicLib, "cudart") == "") != (tt.want == "") || (f.cacheDir == "") != (tt.want == "") {
-				t.Fatalf("result cache on: %v, compilation cache %q; want the cache dir %q", f.results.Key(DynamicLib, "cudart") != "", f.cacheDir, tt.want)
+			if (f.resultKey(DynamicLib, "cudart") == "") != (tt.want == "") || (f.cacheDir == "") != (tt.want == "") {
+				t.Fatalf("result cache on: %v, compilation cache %q; want the cache dir %q", f.resultKey(DynamicLib, "cudart") != "", f.cacheDir, tt.want)
 			}
 			f.Find(bg, "cudart") // a search writes what the cache keeps, when it is on
 			if _, err := os.Stat(missing); !os.IsNotExist(err) {

@@ -20,6 +20,7 @@ var (
 	ErrNotFound        = errors.New("library not found")
 	ErrRefused         = errors.New("library found but refused")      // a file was found, and validation refused it
 	ErrLoadFailed      = errors.New("library found but not loadable") // the loader would not load the file found
+	ErrIncompatible    = errors.New("library found but none runs here")  // every file found is of a CUDA the driver, or the answers given before, do not run with
 	ErrABIMismatch     = wasm.ErrABIMismatch                          // a plugin says it speaks another ABI version than the host
 	ErrLoadUnavailable = loader.ErrUnavailable                        // this build cannot load libraries (-tags pathfinder_static)
 	ErrClosed          = errors.New("finder closed")                  // the Finder was closed before the call returned
@@ -41,15 +42,15 @@ type IgnoredInput = input.Ignored
 type SearchError struct {
 	Name        string
 	Kind        Kind
-	Err         error // ErrUnknown, ErrNotAvailable, ErrNotFound, ErrRefused, ErrLoadFailed, ErrClosed, or the context's error
+	Err         error // ErrUnknown, ErrNotAvailable, ErrNotFound, ErrRefused, ErrLoadFailed, ErrIncompatible, ErrClosed, or the context's error
 	Platform    Platform
 	Looked      []string       // the file names looked for
 	Attempts    []Attempt      // every place looked, in order
 	Suggestions []string       // close names, for ErrUnknown
 	Dependency  string         // set when a dependency failed: its name
 	Cause       error          // the dependency's own error
-	Path        string         // the file found, for ErrRefused and ErrLoadFailed
-	Reason      string         // why it was refused or not loaded, why ErrNotAvailable when not the platform's catalog, or for ErrUnknown what the name is instead ("libdevice" is a bitcode library named "device")
+	Path        string         // the file found, for ErrRefused, ErrLoadFailed and ErrIncompatible (the first passed over)
+	Reason      string         // why it was refused, not loaded or, for ErrIncompatible, each file passed over, why ErrNotAvailable when not the platform's catalog, or for ErrUnknown what the name is instead ("libdevice" is a bitcode library named "device")
 	Ignored     []IgnoredInput // variables the search passed over
 }
 
@@ -69,6 +70,8 @@ func (e *SearchError) Error() string {
 		return fmt.Sprintf("found %s for %q but refused it: %s%s", e.Path, e.Name, e.Reason, e.ignored())
 	case errors.Is(e.Err, ErrLoadFailed):
 		return fmt.Sprintf("found %s for %q but could not load it: %s", e.Path, e.Name, e.Reason)
+	case errors.Is(e.Err, ErrIncompatible):
+		return fmt.Sprintf("nothing found for %q runs here: %s", e.Name, e.Reason)
 	case !errors.Is(e.Err, ErrNotFound): // the context's end, or the Finder's
 		return fmt.Sprintf("search for %q stopped: %v", e.Name, e.Err)
 	}
@@ -91,7 +94,7 @@ func (e *SearchError) ignored() string {
 func (e *SearchError) Unwrap() error { return e.Err }
 
 // Code is the short error name the CLI prints: "unknown", "not-available", "not-found", "refused",
-// "load-failed", "closed" for a call whose Finder was closed, or "canceled" and "deadline-exceeded"
+// "load-failed", "incompatible", "closed" for a call whose Finder was closed, or "canceled" and "deadline-exceeded"
 // for a search its context ended.
 func (e *SearchError) Code() string {
 	switch {
@@ -103,6 +106,8 @@ func (e *SearchError) Code() string {
 		return "refused"
 	case errors.Is(e.Err, ErrLoadFailed):
 		return "load-failed"
+	case errors.Is(e.Err, ErrIncompatible):
+		return "incompatible"
 	case errors.Is(e.Err, ErrClosed):
 		return "closed"
 	case errors.Is(e.Err, context.Canceled):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
@@ -130,6 +131,10 @@ func newFinder(t testing.TB, env testEnv, config string) *Finder {
 		env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
 	}
 	opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir()}
+	if env["PATHFINDER_DRIVER_VERSION"] == "" {
+		// The compatibility check is held to the test's driver, never to this machine's.
+		opts.Driver = &driver.Report{State: driver.StateNoDriver, Summary: "no driver: a test asks no machine"}
+	}
 	if config != "" {
 		opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(config))
 	}
@@ -173,3 +178,9 @@ func TestMain(m *testing.M) {
 }
 
 var bg = context.Background()
+
+// resultKey is the result cache's key of a find of name by f now, its compatibility check's
+// inputs included.
+func (f *Finder) resultKey(kind Kind, name string) string {
+	return f.results.Key(kind, name, f.checkFor(kind, name, true).key())
+}

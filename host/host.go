@@ -18,6 +18,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
@@ -40,6 +41,23 @@ type Options struct {
 	// Platform is the platform to search for; the zero value means the one this process runs on.
 	// Another platform (a Windows layout, a mounted arm64 image) can be found but not loaded.
 	Platform Platform
+	// Compatibility is every library's mode (docs/compatibility.md); "" leaves it to
+	// $PATHFINDER_COMPATIBILITY, then to the config ([library.NAME] and [search] compatibility),
+	// then strict.
+	Compatibility Compatibility
+	// CUDA is the CUDA the program was built for, "12" or "12.4": every answer must be of its major
+	// from the first on. "" leaves it to $PATHFINDER_CUDA, then to [search] cuda; unset, the first
+	// answer with a known CUDA version anchors the rest.
+	CUDA string
+	// AssumeForwardCompatibility takes the CUDA of a forward-compatibility libcuda (NVIDIA's
+	// cuda-compat package, newer than the kernel module) as the driver's ceiling, as
+	// $PATHFINDER_DRIVER_COMPATIBILITY=assume-forward-compatibility does.
+	AssumeForwardCompatibility bool
+	// Driver is the driver the compatibility check holds candidates to (a report of a captured
+	// machine, or one the program probed already); nil probes this machine the cheap way: the pin
+	// $PATHFINDER_DRIVER_VERSION, sysfs, procfs and the user-space libraries' file names, never NVML,
+	// libcuda or nvidia-smi.
+	Driver *driver.Report
 
 	onlyConfigFile bool // ConfigFile is the only layer over the built-in defaults (CheckConfigFile)
 }
@@ -110,6 +128,9 @@ type Finder struct {
 	results  *resultcache.Store // the result cache
 
 	engine     func() *wasm.Engine // made on first use
+	compat     compatSettings
+	driverView func() driverView // probed on first use
+	state      compatState
 	engineMade atomic.Pointer[wasm.Engine]
 	sites      siteDiscovery
 
@@ -183,12 +204,17 @@ func New(opts Options) (*Finder, error) {
 	if err != nil {
 		return nil, err
 	}
-	for lib := range cfg.LibraryOrder {
-		if _, ok := cat.Lookup(abi.KindDynamicLib, lib); !ok {
-			return nil, cfg.ErrorAt("library."+lib+".order", fmt.Errorf("[library.%s] names an unknown library%s", lib, suggest.Phrase(cat.Suggest(abi.KindDynamicLib, lib))))
+	for _, lib := range cfg.LibraryNames() {
+		if _, ok := cat.Lookup(abi.KindDynamicLib, lib.Name); !ok {
+			return nil, cfg.ErrorAt(lib.Key, fmt.Errorf("[library.%s] names an unknown library%s", lib.Name, suggest.Phrase(cat.Suggest(abi.KindDynamicLib, lib.Name))))
 		}
 	}
+	settings, err := readCompatSettings(opts, getenv, cfg.CUDA)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
 	f := &Finder{
+		compat:   settings,
 		getenv:   getenv,
 		cache:    cache,
 		cfg:      cfg,
@@ -212,6 +238,12 @@ func New(opts Options) (*Finder, error) {
 		resultDir = filepath.Join(base, "results")
 	}
 	f.results = resultcache.New(resultDir, f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
+	f.driverView = sync.OnceValue(func() driverView {
+		if opts.Driver != nil {
+			return f.viewOf(opts.Driver)
+		}
+		return f.viewOf(f.probeDriver())
+	})
 	f.engine = sync.OnceValue(func() *wasm.Engine {
 		e := f.hooks.engine
 		if e == nil {
@@ -309,6 +341,10 @@ type Library struct {
 	// DT_NEEDED library it would not find, a glibc older than the library needs), found without
 	// loading anything; "" when nothing would. Load reports the loader's own words instead.
 	LoadProblem string `json:"load_problem,omitempty"`
+	CUDAInfo
+	// PassedOver are the candidates the compatibility check passed over before this one, each with
+	// why (its CUDA does not run with the driver, or with the answers given before).
+	PassedOver []Attempt `json:"passed_over,omitempty"`
 }
 
 // LoadedLibrary is a library that was loaded into the process.
@@ -350,7 +386,7 @@ func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanati
 	}
 	defer f.leave()
 	f.hooks.searches.Add(1)
-	ex, _, _ := f.searchAll(ctx, kind, name, findFirst)
+	ex, _, _ := f.searchAll(ctx, kind, name, findFirst, f.checkFor(kind, name, false))
 	if f.closed.Load() {
 		ex.Result, ex.Err = nil, f.closedError(kind, name)
 	}
@@ -385,8 +421,9 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 	f.mu.Unlock()
 
 	var ex *Explanation
+	check := f.checkFor(kind, name, true)
 	if !load {
-		ex = f.cachedFind(kind, name)
+		ex = f.cachedFind(kind, name, check)
 	}
 	if ex == nil {
 		f.hooks.searches.Add(1)
@@ -395,9 +432,9 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 		if load {
 			mode = loadFirst
 		}
-		ex, _, seen = f.searchAll(ctx, kind, name, mode)
+		ex, _, seen = f.searchAll(ctx, kind, name, mode, check)
 		if !load && !f.closed.Load() {
-			f.storeFind(ctx, ex, seen)
+			f.storeFind(ctx, ex, seen, check)
 		}
 	}
 	fl.lib, fl.err = ex.Result, ex.Err
@@ -411,6 +448,9 @@ func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*
 		f.done[key] = fl.lib
 	}
 	f.mu.Unlock()
+	if fl.err == nil {
+		f.remember(&fl.lib.Library)
+	}
 	close(fl.done)
 	return fl.lib, fl.err
 }

@@ -32,7 +32,7 @@ func (r *run) alreadyLoadedStep(st *StepTrace, names []string) *LoadedLibrary {
 		return nil
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
-		return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
+		return r.takeLoaded(st, lib)
 	}
 	for _, n := range names {
 		st.tried(n, "not loaded in this process")
@@ -57,7 +57,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 		return nil
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
-		return r.take(st, CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}, lib, systemRoot(lib.Path))
+		return r.takeLoaded(st, lib)
 	}
 	model, _ := r.loaderModel() // nil where the loader is not modeled
 	st.Outcome = OutcomeNothing
@@ -80,32 +80,86 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 				st.Candidates = append(st.Candidates, ct)
 				continue
 			}
-			if lib := r.loadCandidate(st, &ct, c); lib != nil {
-				return r.take(st, ct, lib, systemRoot(lib.Path))
+			switch r.judge(&ct, next, realOf(next)) {
+			case passOver:
+				st.Candidates = append(st.Candidates, ct)
+				c.Close()
+				continue
+			case keepBack:
+				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { return r.takeCandidate(st, ct, c, systemRoot(next)) }, c.Close)
+				continue
 			}
-			return nil
+			return r.takeCandidate(st, ct, c, systemRoot(next))
 		}
-		l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
-		if err != nil {
-			if modelErr == nil { // the loader found it and would not load it
-				st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem, Refused: err.Error()})
-				st.Outcome = OutcomeFailed
-				r.loadErr = &loadFailure{res.Path, err.Error()}
-				return nil
+		// Where the model knows the file dlopen will map, it is judged before it is loaded.
+		ct := CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem}
+		if modelErr == nil {
+			switch r.judge(&ct, res.Path, realOf(res.Path)) {
+			case passOver:
+				st.Candidates = append(st.Candidates, ct)
+				continue
+			case keepBack:
+				n := n
+				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { lib, _ := r.dlopen(st, n, ct, true); return lib }, func() {})
+				continue
 			}
-			st.tried(n, err.Error())
-			continue
 		}
-		if candidate.IsStubFile(l.Path) { // the model did not see it coming: give it back, never use it
-			loader.Unload(l.Handle)
-			st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem,
-				Refused: "the system loader loaded a stub here; unloaded, never used"})
-			continue
+		if lib, goOn := r.dlopen(st, n, ct, modelErr == nil); !goOn {
+			return lib
 		}
-		lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaSystem}, Handle: l.Handle}
-		return r.take(st, CandidateTrace{Path: l.Path, FoundVia: lib.FoundVia}, lib, systemRoot(l.Path))
 	}
 	return nil
+}
+
+// dlopen loads soname n by name, as the system step does, ct being what the loader model says it
+// maps (modeled: the model found it). It returns what it took, and whether the step goes on to the
+// next soname.
+func (r *run) dlopen(st *StepTrace, n string, ct CandidateTrace, modeled bool) (*LoadedLibrary, bool) {
+	l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
+	if err != nil {
+		if modeled { // the loader found it and would not load it
+			ct.Refused = err.Error()
+			st.Candidates = append(st.Candidates, ct)
+			st.Outcome = OutcomeFailed
+			r.loadErr = &loadFailure{ct.Path, err.Error()}
+			return nil, false
+		}
+		st.tried(n, err.Error())
+		return nil, true
+	}
+	if candidate.IsStubFile(l.Path) { // the model did not see it coming: give it back, never use it
+		loader.Unload(l.Handle)
+		st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem,
+			Refused: "the system loader loaded a stub here; unloaded, never used"})
+		return nil, true
+	}
+	if l.Path != ct.Path { // not what the model said: dated as what it is, already loaded
+		ct = CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem}
+		r.judge(&ct, l.Path, realOf(l.Path))
+		ct.Refused, ct.Incompatible = "", false
+	}
+	lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaSystem, CUDAInfo: ct.CUDAInfo}, Handle: l.Handle}
+	return r.take(st, ct, lib, systemRoot(l.Path)), false
+}
+
+// takeLoaded takes the copy of the library the process has already: never a second copy, so it is
+// taken whatever the check says, with what it says in its notes.
+func (r *run) takeLoaded(st *StepTrace, lib *LoadedLibrary) *LoadedLibrary {
+	ct := CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}
+	if r.judge(&ct, lib.Path, realOf(lib.Path)) == passOver {
+		ct.Notes = append(ct.Notes, "already in this process, and a process never gets a second copy, although "+ct.Refused)
+		ct.Refused, ct.Incompatible = "", false
+	}
+	lib.CUDAInfo = ct.CUDAInfo
+	return r.take(st, ct, lib, systemRoot(lib.Path))
+}
+
+// realOf is the file the links on p's way lead to, "" when there are none.
+func realOf(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+		return real
+	}
+	return ""
 }
 
 // systemModel answers the system step for find: where dlopen would find each soname, from a model of
@@ -135,20 +189,42 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 			}
 		}
 		ct := CandidateTrace{Path: p, FoundVia: config.FoundViaSystem}
-		lib := &LoadedLibrary{Library: Library{Path: p, FoundVia: config.FoundViaSystem}}
+		var c *candidate.File
 		if r.f.native() {
 			// The loader's own checks passed; what it needs, and what a load would refuse, is
 			// looked at as for any candidate.
-			c, err := candidate.OpenSystem(p, r.e, r.f.platform)
-			if err != nil {
+			if c, err = candidate.OpenSystem(p, r.e, r.f.platform); err != nil {
 				ct.Refused = err.Error()
 				st.Candidates = append(st.Candidates, ct)
 				continue
 			}
-			r.predictLoad(&ct, lib, c.Needs)
-			c.Close()
 		}
-		if lib := r.take(st, ct, lib, systemRoot(p)); lib != nil {
+		closeC := func() {
+			if c != nil {
+				c.Close()
+			}
+		}
+		take := func(st *StepTrace, ct CandidateTrace) *LoadedLibrary {
+			lib := &LoadedLibrary{Library: Library{Path: p, FoundVia: config.FoundViaSystem}}
+			if c != nil {
+				r.predictLoad(&ct, lib, c.Needs)
+				closeC()
+			}
+			lib.CUDAInfo = ct.CUDAInfo
+			return r.take(st, ct, lib, systemRoot(p))
+		}
+		switch r.judge(&ct, p, realOf(p)) {
+		case passOver:
+			st.Candidates = append(st.Candidates, ct)
+			closeC()
+			continue
+		case keepBack:
+			if r.mode != findEvery {
+				r.keep(st, ct, take, closeC)
+				continue
+			}
+		}
+		if lib := take(st, ct); lib != nil {
 			return lib
 		}
 	}

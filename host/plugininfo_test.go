@@ -255,7 +255,7 @@ func TestFinder_Settings(t *testing.T) {
 		}
 	}
 	out := inspect.FormatSettings(f.info().Settings())
-	if !strings.Contains(out, "[plugin.site]\nsource = \""+dir+"/site.wasm\"") || !strings.Contains(out, "[search]\norder = [") {
+	if !strings.Contains(out, "[plugin.site]\nsource = \""+dir+"/site.wasm\"") || !strings.Contains(out, "[search]\ncompatibility = \"strict\"") || !strings.Contains(out, "\norder = [") {
 		t.Fatalf("formatted:\n%s", out)
 	}
 	// What pathfinder config prints is a config file: it reads back, strictly, to the same settings.

@@ -668,8 +668,8 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := tt.base(t, t.TempDir())
 			f := newFinder(t, testEnv{"PATHFINDER_CACHE_DIR": base}, "")
-			if got := f.info().Cache().Dir != "" && f.results.Key(DynamicLib, "cudart") != ""; got != tt.usable {
-				t.Fatalf("cache dir %q, results on %v: used = %v, want %v", f.info().Cache().Dir, f.results.Key(DynamicLib, "cudart") != "", got, tt.usable)
+			if got := f.info().Cache().Dir != "" && f.resultKey(DynamicLib, "cudart") != ""; got != tt.usable {
+				t.Fatalf("cache dir %q, results on %v: used = %v, want %v", f.info().Cache().Dir, f.resultKey(DynamicLib, "cudart") != "", got, tt.usable)
 			}
 		})
 	}
@@ -802,7 +802,7 @@ func TestFaults_resultCache(t *testing.T) {
 	config := put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
 	entry := func(edit func(t *testing.T, f *Finder, data []byte) []byte) func(t *testing.T, f *Finder, base string) {
 		return func(t *testing.T, f *Finder, base string) {
-			p := f.results.Path(f.results.Key(DynamicLib, "cudart"))
+			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
 			data, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
@@ -815,7 +815,7 @@ func TestFaults_resultCache(t *testing.T) {
 	// forge writes a well-formed entry for cudart that answers elsewhere, with the given observations.
 	forge := func(seen ...observe.Observation) func(t *testing.T, f *Finder, data []byte) []byte {
 		return func(t *testing.T, f *Finder, _ []byte) []byte {
-			b, _ := json.Marshal(resultcache.Entry{Version: resultcache.Version, Key: f.results.Key(DynamicLib, "cudart"),
+			b, _ := json.Marshal(resultcache.Entry{Version: resultcache.Version, Key: f.resultKey(DynamicLib, "cudart"),
 				Library: &resultcache.Library{Name: "cudart", Kind: DynamicLib, Path: elsewhere, FoundVia: "tiny", Step: "tiny"}, Seen: seen})
 			return b
 		}
@@ -828,7 +828,7 @@ func TestFaults_resultCache(t *testing.T) {
 	// path's added, and its checksum recomputed: all a re-check of observations can see holds.
 	rewrite := func(path string) func(t *testing.T, f *Finder, base string) {
 		return func(t *testing.T, f *Finder, base string) {
-			p := f.results.Path(f.results.Key(DynamicLib, "cudart"))
+			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
 			data, ok := cachefile.Read(p)
 			var c resultcache.Entry
 			if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
@@ -860,7 +860,7 @@ func TestFaults_resultCache(t *testing.T) {
 			if _, err := f.Find(bg, "nvrtc"); err != nil {
 				t.Fatal(err)
 			}
-			copyFile(t, f.results.Path(f.results.Key(DynamicLib, "nvrtc")), f.results.Path(f.results.Key(DynamicLib, "cudart")))
+			copyFile(t, f.results.Path(f.resultKey(DynamicLib, "nvrtc")), f.results.Path(f.resultKey(DynamicLib, "cudart")))
 		}},
 		// A flipped bit that leaves the JSON well formed: the path it names was never observed.
 		{name: "a bit flip in the library path", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte {

@@ -17,10 +17,10 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
-// cachedFind answers from the result cache when an entry for the search exists and everything it
-// observed is unchanged, and re-checks the answer as a fresh search would; anything else is nil.
-func (f *Finder) cachedFind(kind Kind, name string) *Explanation {
-	c := f.results.Read(f.results.Key(kind, name))
+// cachedFind answers from the result cache when an entry for the search (with its compatibility
+// check's inputs: the mode, the driver, the anchor) exists and everything it observed is unchanged, and re-checks the answer as a fresh search would; anything else is nil.
+func (f *Finder) cachedFind(kind Kind, name string, check *checked) *Explanation {
+	c := f.results.Read(f.results.Key(kind, name, check.key()))
 	if c == nil || c.Sites != "" && c.Sites != f.discovery().hash || observe.Check(c.Seen, f.getenv) != "" {
 		return nil
 	}
@@ -32,12 +32,12 @@ func (f *Finder) cachedFind(kind Kind, name string) *Explanation {
 			return nil
 		}
 	}
-	ex := &Explanation{Name: name, Kind: kind, Steps: []StepTrace{{
+	ex := &Explanation{Name: name, Kind: kind, Compatibility: check.trace(), Steps: []StepTrace{{
 		Step: "result-cache", Outcome: OutcomeFound,
 		Detail: fmt.Sprintf("nothing it depended on changed (%d observations)", len(c.Seen)),
 	}}}
 	if c.Library != nil {
-		lib, err := f.revalidate(kind, name, Library(*c.Library))
+		lib, err := f.revalidate(kind, name, fromCached(c.Library))
 		if err != nil {
 			return nil
 		}
@@ -49,7 +49,7 @@ func (f *Finder) cachedFind(kind Kind, name string) *Explanation {
 		se.Looked = append(se.Looked, wasm.Printable(l))
 	}
 	for _, a := range c.Err.Attempts {
-		se.Attempts = append(se.Attempts, Attempt{Step: wasm.Printable(a.Step), Path: wasm.Printable(a.Path), Reason: wasm.Printable(a.Reason)})
+		se.Attempts = append(se.Attempts, printableAttempt(a))
 	}
 	if e, ok := f.catalog.Lookup(kind, name); ok {
 		se.Ignored = f.ignoredFor(e)
@@ -116,8 +116,8 @@ func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error
 // storeFind records a fresh find's answer, unless it depended on something that may not hold next
 // time: a step that failed (a timeout may pass), a library this process had already loaded, or what
 // only a dlopen probe saw (seen is nil then).
-func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.Observation) {
-	key := f.results.Key(ex.Kind, ex.Name)
+func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.Observation, check *checked) {
+	key := f.results.Key(ex.Kind, ex.Name, check.key())
 	if key == "" || ctx.Err() != nil || seen == nil {
 		return
 	}
@@ -125,8 +125,7 @@ func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 	var se *SearchError
 	switch {
 	case ex.Result != nil && ex.Result.Step != StepAlreadyLoaded:
-		lib := resultcache.Library(ex.Result.Library)
-		c.Library = &lib
+		c.Library = toCached(&ex.Result.Library)
 	case errors.As(ex.Err, &se) && errors.Is(se, ErrNotFound) && se.Dependency == "":
 		c.Err = &resultcache.Error{Looked: se.Looked, Attempts: make([]resultcache.Attempt, len(se.Attempts))}
 		for i, a := range se.Attempts {
@@ -154,4 +153,36 @@ func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 		c.Seen = append(slices.Clone(c.Seen), observe.Observation{Path: exe, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
 	}
 	f.results.Write(key, &c)
+}
+
+// toCached is lib as the result cache keeps it.
+func toCached(lib *Library) *resultcache.Library {
+	c := &resultcache.Library{Name: lib.Name, Kind: lib.Kind, Path: lib.Path, RealPath: lib.RealPath, FoundVia: lib.FoundVia,
+		Step: lib.Step, LoadProblem: lib.LoadProblem, CUDA: lib.CUDA, Version: lib.Version, VersionFrom: lib.VersionFrom,
+		Compat: lib.Compat, Notes: lib.Notes, PassedOver: make([]resultcache.Attempt, len(lib.PassedOver))}
+	for i, a := range lib.PassedOver {
+		c.PassedOver[i] = resultcache.Attempt(a)
+	}
+	return c
+}
+
+// fromCached is the library a cache entry keeps; its text is the entry's, shown escaped as a
+// plugin's would be.
+func fromCached(c *resultcache.Library) Library {
+	var notes []string
+	for _, n := range c.Notes {
+		notes = append(notes, wasm.Printable(n))
+	}
+	var passed []Attempt
+	for _, a := range c.PassedOver {
+		passed = append(passed, printableAttempt(a))
+	}
+	return Library{Name: c.Name, Kind: c.Kind, Path: c.Path, RealPath: c.RealPath, FoundVia: c.FoundVia, Step: c.Step,
+		LoadProblem: c.LoadProblem, PassedOver: passed, CUDAInfo: CUDAInfo{CUDA: wasm.Printable(c.CUDA),
+			Version: wasm.Printable(c.Version), VersionFrom: wasm.Printable(c.VersionFrom), Compat: wasm.Printable(c.Compat), Notes: notes}}
+}
+
+// printableAttempt is an entry's attempt, shown as it is: an entry is not trusted to be escaped.
+func printableAttempt(a resultcache.Attempt) Attempt {
+	return Attempt{Step: wasm.Printable(a.Step), Path: wasm.Printable(a.Path), Reason: wasm.Printable(a.Reason)}
 }

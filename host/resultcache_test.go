@@ -135,7 +135,7 @@ func asSearchError(err error, se **SearchError) bool {
 // cachedEntry reads the result-cache entry a Finder would use for a dynamic library.
 func cachedEntry(t *testing.T, f *Finder, name string) resultcache.Entry {
 	t.Helper()
-	c := f.results.Read(f.results.Key(DynamicLib, name))
+	c := f.results.Read(f.resultKey(DynamicLib, name))
 	if c == nil {
 		t.Fatalf("no readable entry for %s", name)
 	}
@@ -329,7 +329,7 @@ func TestResultCache_revalidates(t *testing.T) {
 	}
 	rewriteEntry := func(t *testing.T, env testEnv, config, path string) {
 		f := newFinder(t, env, config)
-		p := f.results.Path(f.results.Key(DynamicLib, "cudart"))
+		p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
 		data, ok := cachefile.Read(p)
 		var c resultcache.Entry
 		if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
@@ -417,7 +417,7 @@ func TestResultCache_entryNotAFile(t *testing.T) {
 				t.Fatalf("first find: %+v, %v", got, err)
 			}
 			f := newFinder(t, env, "")
-			entry := f.results.Path(f.results.Key(DynamicLib, "cudart"))
+			entry := f.results.Path(f.resultKey(DynamicLib, "cudart"))
 			if err := os.Remove(entry); err != nil {
 				t.Fatal(err)
 			}

@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
@@ -24,9 +26,9 @@ const (
 	findEvery                   // run every step; gather every valid candidate with its root (FindTogether)
 )
 
-// searchAll runs the steps for name in order, as mode says, and returns the trace, the candidates
-// findEvery gathered, and everything the search observed.
-func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, mode searchMode) (ex *Explanation, valid []rootedLibrary, seen []observe.Observation) {
+// searchAll runs the steps for name in order, as mode says, each candidate judged by check, and
+// returns the trace, the candidates findEvery gathered, and everything the search observed.
+func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, mode searchMode, check *checked) (ex *Explanation, valid []rootedLibrary, seen []observe.Observation) {
 	start := time.Now()
 	ex = &Explanation{Name: name, Kind: kind}
 	defer func() { ex.Duration = time.Since(start) }()
@@ -44,19 +46,39 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, mode sea
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform}
 		return ex, nil, nil
 	}
-	r := &run{f: f, ctx: ctx, e: e, mode: mode, rec: &observe.Recorder{}}
+	r := &run{f: f, ctx: ctx, e: e, mode: mode, rec: &observe.Recorder{}, check: check}
+	ex.Compatibility = check.trace()
 	defer func() {
 		valid, seen = r.valid, r.rec.List()
 		if r.rec.Volatile() {
 			seen = nil // nothing to re-check it by: never cached
 		}
+		if k := check.kept; k != nil && k.release != nil {
+			k.release()
+		}
+		check.kept = nil
 	}()
+	answer := func(lib *LoadedLibrary, step string) {
+		lib.Name, lib.Kind, lib.Dependencies = name, ex.Kind, r.deps
+		if lib.Step == "" {
+			lib.Step = step
+		}
+		for _, st := range ex.Steps {
+			for _, c := range st.Candidates {
+				if c.Incompatible {
+					lib.PassedOver = append(lib.PassedOver, Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
+				}
+			}
+		}
+		ex.Result = lib
+	}
 	for _, step := range f.cfg.OrderFor(name) {
 		t0 := time.Now()
 		st := StepTrace{Step: step}
 		if h := f.hooks.beforeStep; h != nil {
 			h(step)
 		}
+		r.stepIndex = len(ex.Steps)
 		lib := r.step(&st)
 		st.Duration = time.Since(t0)
 		ex.Steps = append(ex.Steps, st)
@@ -65,19 +87,42 @@ func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, mode sea
 			return
 		}
 		if lib != nil {
-			lib.Name, lib.Kind, lib.Dependencies = name, ex.Kind, r.deps
-			if lib.Step == "" {
-				lib.Step = step
-			}
-			ex.Result = lib
+			answer(lib, step)
 			return
 		}
 		if r.loadErr != nil || ctx.Err() != nil {
 			break
 		}
 	}
+	if k := check.kept; k != nil && r.loadErr == nil && ctx.Err() == nil {
+		check.kept = nil
+		if lib := r.takeKept(ex, k); lib != nil {
+			answer(lib, ex.Steps[k.step].Step)
+			return
+		}
+		if r.depErr != nil {
+			ex.Err = r.depErr
+			return
+		}
+	}
 	ex.Err = r.failure(ex)
 	return
+}
+
+// takeKept takes the candidate a strict search kept back, now that no dated candidate ran: its
+// place in the trace gets what taking it recorded (the answer, or why it was not taken either).
+func (r *run) takeKept(ex *Explanation, k *keptCandidate) *LoadedLibrary {
+	st := &ex.Steps[k.step]
+	scratch := StepTrace{Step: st.Step}
+	lib := k.take(&scratch)
+	st.Candidates = slices.Concat(st.Candidates[:k.index], scratch.Candidates, st.Candidates[k.index+1:])
+	switch {
+	case lib != nil:
+		st.Outcome = OutcomeFound
+	case scratch.Outcome == OutcomeFailed:
+		st.Outcome = OutcomeFailed
+	}
+	return lib
 }
 
 // failure is why a search that yielded nothing failed: the context's end, a found file the loader
@@ -90,6 +135,18 @@ func (r *run) failure(ex *Explanation) error {
 	}
 	if r.loadErr != nil {
 		se.Err, se.Path, se.Reason = ErrLoadFailed, r.loadErr.path, r.loadErr.why
+		return se
+	}
+	var passed []CandidateTrace // passed over as incompatible
+	for _, st := range ex.Steps {
+		for _, c := range st.Candidates {
+			if c.Incompatible {
+				passed = append(passed, c)
+			}
+		}
+	}
+	if len(passed) > 0 {
+		se.Err, se.Path, se.Reason = ErrIncompatible, passed[0].Path, r.check.incompatibility(passed)
 		return se
 	}
 	for _, st := range ex.Steps {
@@ -121,6 +178,9 @@ type run struct {
 	// interpreter and ld.so.cache once for every resolution the search makes.
 	model    *loadermodel.Loader
 	modelErr error
+	// check judges each candidate; stepIndex is the running step's place in the explanation.
+	check     *checked
+	stepIndex int
 }
 
 // loaderModel is the Finder's loaderModel, one per search.
@@ -189,7 +249,6 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		return nil
 	}
 	st.Outcome = OutcomeNothing
-	var taken *LoadedLibrary
 	for _, c := range resp.Candidates {
 		// The plugin answers in guest paths; the trace, the result and the loader get host paths.
 		// found_via is the label of the granted root the candidate lies in, never the plugin's own.
@@ -201,23 +260,40 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 			continue
 		}
 		ct.Links = cand.Links
-		var lib *LoadedLibrary
-		if r.mode == loadFirst {
-			if lib = r.loadCandidate(st, &ct, cand); lib == nil {
-				if r.stopped() {
-					return nil
-				}
+		root, _ := g.dirs.DirOf(c.Path)
+		switch r.judge(&ct, cand.Host, cand.Real) {
+		case passOver:
+			st.Candidates = append(st.Candidates, ct)
+			cand.Close()
+			continue
+		case keepBack:
+			if r.mode != findEvery {
+				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { return r.takeCandidate(st, ct, cand, root) }, cand.Close)
 				continue
 			}
-		} else {
-			lib = &LoadedLibrary{Library: Library{Path: cand.Host, RealPath: cand.Real, FoundVia: ct.FoundVia}}
-			r.predictLoad(&ct, lib, cand.Needs)
-			cand.Close()
 		}
-		root, _ := g.dirs.DirOf(c.Path)
-		if taken = r.take(st, ct, lib, root); taken != nil {
+		if taken := r.takeCandidate(st, ct, cand, root); taken != nil || r.stopped() {
 			return taken
 		}
 	}
 	return nil
+}
+
+// takeCandidate takes the checked file cand, loading it (its dependencies first) for a load; nil
+// when it was not taken: its trace says why, and r.stopped() whether the search goes on.
+func (r *run) takeCandidate(st *StepTrace, ct CandidateTrace, cand *candidate.File, root string) *LoadedLibrary {
+	var lib *LoadedLibrary
+	if r.mode == loadFirst {
+		if lib = r.loadCandidate(st, &ct, cand); lib == nil {
+			return nil
+		}
+	} else {
+		lib = &LoadedLibrary{Library: Library{Path: cand.Host, RealPath: cand.Real, FoundVia: ct.FoundVia}}
+		r.predictLoad(&ct, lib, cand.Needs)
+		cand.Close()
+	}
+	if !lib.AlreadyLoaded {
+		lib.CUDAInfo = ct.CUDAInfo
+	}
+	return r.take(st, ct, lib, root)
 }

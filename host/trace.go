@@ -18,7 +18,9 @@ type Explanation struct {
 	Kind     Kind           `json:"kind"`
 	Steps    []StepTrace    `json:"steps,omitempty"`
 	Duration time.Duration  `json:"duration_ns"`
-	Result   *LoadedLibrary `json:"result,omitempty"`
+	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor.
+	Compatibility *CompatibilityTrace `json:"compatibility,omitempty"`
+	Result        *LoadedLibrary      `json:"result,omitempty"`
 	// Err is why the search failed, a *SearchError; in JSON, "error" is its Code and "message" its text.
 	Err error `json:"-"`
 }
@@ -75,6 +77,13 @@ type CandidateTrace struct {
 	Note string `json:"note,omitempty"`
 	// Links are the symbolic links on Path's way, in order, each with what it holds.
 	Links []Link `json:"links,omitempty"`
+	CUDAInfo
+	// VersionDetail is what dated it ("…/version.json: CUDA 12.4.1"), or which sources were asked.
+	VersionDetail string `json:"version_detail,omitempty"`
+	// Incompatible says Refused is the compatibility check's: its CUDA does not run here.
+	Incompatible bool `json:"incompatible,omitempty"`
+	// KeptBack says a strict search kept it back, undated, for when no dated candidate runs.
+	KeptBack bool `json:"kept_back,omitempty"`
 }
 
 // Link is a symbolic link on a candidate's way: its path and what it holds (its target).

@@ -507,6 +507,7 @@ func TestRealNVIDIA(t *testing.T) {
 	}
 
 	all := append(layouts(tr), forestLayouts(tr, buildForests(t, tr, filepath.Join(dir, "forests")))...)
+	all = append(all, compatLayouts(tr, buildCompatTrees(t, tr, filepath.Join(dir, "compat")))...)
 	t.Run("layouts", func(t *testing.T) {
 		for _, l := range all {
 			t.Run(l.name, func(t *testing.T) {

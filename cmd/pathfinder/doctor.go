@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -37,11 +36,13 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if *pid < 0 {
 			return c.usageError("--pid %d: not a process id", *pid)
 		}
+		// The driver first: the search holds what it finds to the same driver the report shows.
+		c.driver = driver.Probe(ctx, opts)
 		f, err := c.open()
 		if err != nil {
 			return c.configError(err)
 		}
-		d := gatherDoctor(ctx, f, opts, *pid, os.Getenv)
+		d := gatherDoctor(ctx, f, c.driver, *pid, os.Getenv)
 		if d.mapsErr != nil {
 			return c.usageError("--pid: %v", d.mapsErr)
 		}
@@ -69,6 +70,7 @@ type doctorFacts struct {
 	getenv      func(string) string
 	libs        []libAnswer // every dynamic library of the catalog, in its order
 	report      *driver.Report
+	compat      *host.CompatibilityTrace // what the search's compatibility check knew
 	pid         int
 	maps        []mappedFile // the files process pid maps; nil without --pid
 	mapsErr     error
@@ -85,40 +87,30 @@ type libAnswer struct {
 	loadProblem string
 }
 
-func gatherDoctor(ctx context.Context, f *host.Finder, probe driver.Options, pid int, getenv func(string) string) *doctorFacts {
-	report := make(chan *driver.Report, 1)
-	go func() { report <- driver.Probe(ctx, probe) }()
+// gatherDoctor finds every library, in the catalog's order and one after another, as a program that
+// asked for them all would: the first answer with a known CUDA version anchors the rest.
+func gatherDoctor(ctx context.Context, f *host.Finder, report *driver.Report, pid int, getenv func(string) string) *doctorFacts {
 	d := &doctorFacts{
 		version: versionString(), platform: f.Platform(), configFiles: f.Inspect().ConfigFiles(), sites: f.Inspect().SitePackages(),
-		getenv: getenv, pid: pid, ignored: f.Inspect().IgnoredInputs(),
+		getenv: getenv, pid: pid, ignored: f.Inspect().IgnoredInputs(), report: report,
 	}
 	infos := f.Libraries(host.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
 	for i, l := range infos {
-		d.libs[i] = libAnswer{LibraryInfo: l, fileNames: f.Inspect().FileNames(host.DynamicLib, l.Name)}
-		if !l.Available {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			a := &d.libs[i]
+		a := &d.libs[i]
+		*a = libAnswer{LibraryInfo: l, fileNames: f.Inspect().FileNames(host.DynamicLib, l.Name)}
+		if l.Available {
 			a.lib, a.err = f.Find(ctx, l.Name)
-			if a.lib != nil {
-				a.loadProblem = hostLoadProblem(f, a.lib)
-			}
-		}()
+		}
+		if a.lib != nil {
+			a.loadProblem = a.lib.LoadProblem
+		}
 	}
-	wg.Wait()
+	d.compat = f.Compatibility()
 	d.cache = f.Inspect().Cache() // after the searches: what writing their answers met
 	if pid > 0 {
 		d.maps, d.mapsErr = readMaps(pid)
 	}
-	d.report = <-report
 	d.ignored = append(d.ignored, d.report.Ignored...)
 	return d
 }
@@ -149,6 +141,17 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	if g := gpuSummary(r.GPUs); g != "" {
 		fmt.Fprintf(tw, "gpus\t%s\n", g)
 	}
+	if c := d.compat; c != nil {
+		fmt.Fprintf(tw, "compatibility\t%s\n", compatibilityLine(c))
+		for _, n := range c.Notes {
+			fmt.Fprintf(tw, "\t%s\n", n)
+		}
+	}
+	for _, a := range d.libs {
+		if a.lib != nil && len(a.lib.PassedOver) > 0 {
+			fmt.Fprintf(tw, "\t%s\n", choiceLine(a))
+		}
+	}
 	tw.Flush()
 
 	fmt.Fprintln(w)
@@ -174,6 +177,19 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 		fmt.Fprintln(w, "'pathfinder explain NAME' shows how one library was searched for;")
 	}
 	fmt.Fprintln(w, "'pathfinder driver' shows how the driver was probed.")
+}
+
+// choiceLine says which copy of a library the compatibility check chose and what it passed over.
+func choiceLine(a libAnswer) string {
+	passed := make([]string, len(a.lib.PassedOver))
+	for i, p := range a.lib.PassedOver {
+		passed[i] = fmt.Sprintf("%s (%s)", p.Path, p.Reason)
+	}
+	took := a.lib.Path
+	if a.lib.CUDA != "" {
+		took += " (CUDA " + a.lib.CUDA + ")"
+	}
+	return fmt.Sprintf("%s: took %s, passed over %s", a.Name, took, strings.Join(passed, ", "))
 }
 
 // librarySummary is "3 of 50 found: 2 from site-packages, 1 from conda".
@@ -282,6 +298,8 @@ func writeLibraries(w io.Writer, d *doctorFacts) {
 		switch {
 		case !a.Available:
 			fmt.Fprintf(w, "  %-*s  -  not available on %s\n", width, a.Name, d.platform)
+		case a.lib != nil && a.lib.CUDA != "":
+			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s, CUDA %s)\n", width, a.Name, a.lib.Path, a.lib.FoundVia, a.lib.CUDA)
 		case a.lib != nil:
 			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, a.Name, a.lib.Path, a.lib.FoundVia)
 		default:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,16 +87,24 @@ func checkStubLibcuda(d *doctorFacts) []problem {
 	return out
 }
 
-// checkCudartTooNew: a cudart of a newer CUDA major version than the driver supports fails at its
-// first call with cudaErrorInsufficientDriver (minor versions are compatible within a major).
+// checkCudartTooNew: a cudart of a CUDA the driver does not run fails at its first call with
+// cudaErrorInsufficientDriver. With the compatibility check on, find never answers one: then the
+// problem is that nothing found runs (ErrIncompatible); with it off, the one it answered.
 func checkCudartTooNew(d *doctorFacts) []problem {
 	a := d.lib("cudart")
 	r := d.report
-	if a == nil || a.lib == nil || r.MaxCUDA == "" || r.DriverVersion == "" {
+	if a == nil || r.MaxCUDA == "" || r.DriverVersion == "" {
+		return nil
+	}
+	maxMajor, _ := strconv.Atoi(strings.SplitN(r.MaxCUDA, ".", 2)[0])
+	var se *host.SearchError
+	if errors.As(a.err, &se) && errors.Is(se, host.ErrIncompatible) {
+		return []problem{{title: "cudart: " + se.Error(), fix: fmt.Sprintf("install a CUDA %d runtime (for wheels, the -cu%d ones), or update the driver as the message says", maxMajor, maxMajor)}}
+	}
+	if a.lib == nil {
 		return nil
 	}
 	major := cudaMajor(a.lib.Path)
-	maxMajor, _ := strconv.Atoi(strings.SplitN(r.MaxCUDA, ".", 2)[0])
 	if major == 0 || maxMajor == 0 || major <= maxMajor {
 		return nil
 	}
@@ -167,9 +176,13 @@ func checkMixedWheels(d *doctorFacts) []problem {
 	if len(both) == 0 {
 		return nil
 	}
+	order := "the CUDA 13 ones come first for every library"
+	if c := d.compat; c.Mode != host.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
+		order = fmt.Sprintf("the CUDA 13 ones come first, and find passes over them, as driver %s runs CUDA %s at most", c.Driver, c.MaxCUDA)
+	}
 	return []problem{{
-		title: fmt.Sprintf("CUDA 12 and CUDA 13 wheels are both installed, for %s: %s (CUDA 12) and %s (CUDA 13); the CUDA 13 ones come first for every library",
-			strings.Join(both, ", "), strings.Join(dirsOf(where12), ", "), strings.Join(dirsOf(where13), ", ")),
+		title: fmt.Sprintf("CUDA 12 and CUDA 13 wheels are both installed, for %s: %s (CUDA 12) and %s (CUDA 13); %s",
+			strings.Join(both, ", "), strings.Join(dirsOf(where12), ", "), strings.Join(dirsOf(where13), ", "), order),
 		fix: "keep one CUDA major version per environment: 'pip list | grep -i nvidia' shows both sets; uninstall the one your packages were not built for, or give each its own venv",
 	}}
 }
@@ -336,10 +349,6 @@ func loadableHere(p string) bool {
 	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
 	return f.Class == elf.ELFCLASS64 && f.Machine == want
 }
-
-// hostLoadProblem is what the host's loader model says would stop a load of lib: the same words
-// find warns with and explain shows.
-func hostLoadProblem(f *host.Finder, lib *host.Library) string { return lib.LoadProblem }
 
 // checkCache: a cache that is off without being turned off, or that cannot be written, answers
 // right but makes every run pay a cold search (and a compile): other commands stay quiet about it.

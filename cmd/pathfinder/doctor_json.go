@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 )
 
@@ -12,6 +13,11 @@ type doctorDocument struct {
 	Platform  string              `json:"platform"`
 	Libraries string              `json:"libraries"` // the text's summary: "3 of 50 found: 2 from site-packages, 1 from conda"
 	Driver    *driver.Report      `json:"driver"`    // as driver --json prints it
+	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor,
+	// and its notes (a driver it could not check against).
+	Compatibility *host.CompatibilityTrace `json:"compatibility"`
+	// Choices are the libraries the check took over candidates it passed over, with those.
+	Choices []doctorLibraryJSON `json:"choices,omitempty"`
 	Problems  []doctorProblemJSON `json:"problems"`  // empty when doctor finds none (exit 0)
 	Found     []doctorLibraryJSON `json:"found,omitempty"`
 }
@@ -23,16 +29,23 @@ type doctorProblemJSON struct {
 
 // doctorLibraryJSON is one library of --all: where it was found, or why not.
 type doctorLibraryJSON struct {
-	Name     string `json:"name"`
-	Path     string `json:"path,omitempty"`
-	FoundVia string `json:"found_via,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Name       string         `json:"name"`
+	Path       string         `json:"path,omitempty"`
+	FoundVia   string         `json:"found_via,omitempty"`
+	CUDA       string         `json:"cuda,omitempty"`
+	PassedOver []host.Attempt `json:"passed_over,omitempty"`
+	Error      string         `json:"error,omitempty"`
 }
 
 func writeDoctorJSON(w io.Writer, d *doctorFacts, problems []problem, all bool) error {
 	doc := doctorDocument{
 		Version: d.version, Platform: d.platform.String(), Libraries: librarySummary(d), Driver: d.report,
-		Problems: []doctorProblemJSON{},
+		Compatibility: d.compat, Problems: []doctorProblemJSON{},
+	}
+	for _, a := range d.libs {
+		if a.lib != nil && len(a.lib.PassedOver) > 0 {
+			doc.Choices = append(doc.Choices, doctorLibraryJSON{Name: a.Name, Path: a.lib.Path, FoundVia: a.lib.FoundVia, CUDA: a.lib.CUDA, PassedOver: a.lib.PassedOver})
+		}
 	}
 	for _, p := range problems {
 		doc.Problems = append(doc.Problems, doctorProblemJSON{p.title, p.fix})
@@ -42,7 +55,7 @@ func writeDoctorJSON(w io.Writer, d *doctorFacts, problems []problem, all bool) 
 			l := doctorLibraryJSON{Name: a.Name}
 			switch {
 			case a.lib != nil:
-				l.Path, l.FoundVia = a.lib.Path, a.lib.FoundVia
+				l.Path, l.FoundVia, l.CUDA = a.lib.Path, a.lib.FoundVia, a.lib.CUDA
 			case a.err != nil:
 				l.Error = a.err.Error()
 			default:

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,14 @@ func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
 	if ex.Err == nil || len(ex.Steps) > 0 {
 		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.Inspect().FileNames(ex.Kind, ex.Name), " or "))
 	}
+	var searchNotes []string // the check's notes, said once here rather than with each candidate
+	if c := ex.Compatibility; c != nil {
+		searchNotes = c.Notes
+		fmt.Fprintf(w, "    compatibility: %s\n", compatibilityLine(c))
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "      %s\n", n)
+		}
+	}
 	for i, st := range ex.Steps {
 		fmt.Fprintf(w, "%2d. %-15s %-8s %8s", i+1, st.Step, st.Outcome, round(st.Duration))
 		if st.Detail != "" {
@@ -53,13 +62,26 @@ func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
 		}
 		fmt.Fprintln(w)
 		for _, c := range st.Candidates {
-			if c.Taken {
+			switch {
+			case c.Taken:
 				fmt.Fprintf(w, "      ✓ %s  (found via %s)\n", c.Path, c.FoundVia)
-			} else {
+			case c.KeptBack:
+				fmt.Fprintf(w, "      … %s  %s\n", c.Path, c.Refused)
+			case c.Incompatible:
+				fmt.Fprintf(w, "      ✗ %s  passed over: %s\n", c.Path, c.Refused)
+			default:
 				fmt.Fprintf(w, "      ✗ %s  refused: %s\n", c.Path, c.Refused)
 			}
 			for _, l := range c.Links {
 				fmt.Fprintf(w, "        %s → %s\n", l.Path, l.Target)
+			}
+			if v := versionLine(c.CUDAInfo, c.VersionDetail); v != "" {
+				fmt.Fprintf(w, "        %s\n", v)
+			}
+			for _, n := range c.Notes {
+				if !slices.Contains(searchNotes, n) {
+					fmt.Fprintf(w, "        %s\n", n)
+				}
 			}
 			if c.LoadProblem != "" {
 				fmt.Fprintf(w, "        but a load would fail: %s\n", c.LoadProblem)
@@ -85,6 +107,39 @@ func writeExplanation(w io.Writer, f *host.Finder, ex *host.Explanation) {
 	case ex.Err != nil:
 		fmt.Fprintf(w, "→ %v\n", ex.Err)
 	}
+}
+
+// compatibilityLine says what a search's compatibility check knew: "strict; driver 550.54.14 runs
+// CUDA 12.4 at most; anchored at CUDA 12.4 (cudart, …)".
+func compatibilityLine(c *host.CompatibilityTrace) string {
+	parts := []string{string(c.Mode)}
+	if c.Driver != "" {
+		parts = append(parts, fmt.Sprintf("driver %s runs CUDA %s at most", c.Driver, c.MaxCUDA))
+	}
+	if c.Anchor != "" {
+		parts = append(parts, "answers must be of "+c.Anchor)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// versionLine says which CUDA a candidate belongs to and what said so: "CUDA 12.4, version
+// 12.4.127, from the wheel: …"; or, undated, which sources were asked.
+func versionLine(v host.CUDAInfo, detail string) string {
+	if v.CUDA == "" {
+		return detail
+	}
+	line := "CUDA " + v.CUDA
+	if v.Version != "" {
+		line += ", version " + v.Version
+	}
+	line += ", from the " + v.VersionFrom
+	if detail != "" {
+		line += ": " + detail
+	}
+	if v.Compat != "" {
+		line += " (runs: " + v.Compat + ")"
+	}
+	return line
 }
 
 func round(d time.Duration) time.Duration {

@@ -370,14 +370,20 @@ site_packages_linux = ["acme_fft/lib"]
 dependencies = ["cublas"]
 `))
 	t.Setenv("VIRTUAL_ENV", venv)
+	// The compatibility check as a user has it, on a driver that runs CUDA 13.
+	t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+	t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 
 	out, errOut, code := run(t, "find", "acmefft")
 	if code != exitOK || out != acme+"\n" {
 		t.Fatalf("find acmefft: exit %d %q %q", code, out, errOut)
 	}
 	out, errOut, code = runChild(t, "load", "acmefft", "cublas", "--json")
-	cublasLine := fmt.Sprintf(`{"name":"cublas","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false,"dependencies":[{"name":"cublasLt","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false}]}`, cublas, lt)
-	want := fmt.Sprintf(`{"name":"acmefft","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","already_loaded":false,"dependencies":[%s]}
+	// cuBLAS's file name says CUDA 13 and no minor: a 13.0 driver runs it by minor-version
+	// compatibility. acmefft says nothing of its CUDA: taken with a note, as no dated one runs.
+	cuda13 := `"cuda":"13","version_from":"catalog","compat":"minor-version","notes":["CUDA 13 runs by minor-version compatibility (driver 580.65.06 runs CUDA 13.0 natively): PTX from a newer CUDA 13 minor cannot be JIT-compiled by this driver"]`
+	cublasLine := fmt.Sprintf(`{"name":"cublas","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels",%s,"already_loaded":false,"dependencies":[{"name":"cublasLt","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels",%s,"already_loaded":false}]}`, cublas, cuda13, lt, cuda13)
+	want := fmt.Sprintf(`{"name":"acmefft","kind":"dynamic-lib","path":%q,"found_via":"site-packages","step":"wheels","notes":["taken although no source says which CUDA it belongs to: no dated candidate runs"],"already_loaded":false,"dependencies":[%s]}
 %s
 `, acme, cublasLine, cublasLine)
 	if code != exitOK || out != want {
@@ -388,7 +394,7 @@ dependencies = ["cublas"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sample, _ := strings.Cut(string(docs), "$ pathfinder load acmefft cublas --json")
+	_, sample, _ := strings.Cut(string(docs), "$ PATHFINDER_DRIVER_VERSION=580.65.06 pathfinder load acmefft cublas --json")
 	_, sample, _ = strings.Cut(sample, "\n")
 	if got := strings.ReplaceAll(out, venv, "/venv"); !strings.HasPrefix(sample, got) {
 		t.Errorf("docs/packs.md's load --json sample differs from what load prints:\n%s\nwant\n%s", sample, got)

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
 
@@ -86,12 +87,15 @@ type cli struct {
 	cmd            *command // the command running, for its usage line
 	configFile     string
 	target         string // --target os/arch, where a command takes it
-	finder         *host.Finder
+	// driver is the driver the Finder's compatibility check holds candidates to, where the command
+	// probed it already (doctor, whose --root may name a captured machine); nil probes this one.
+	driver *driver.Report
+	finder *host.Finder
 }
 
 func (c *cli) open() (*host.Finder, error) {
 	if c.finder == nil {
-		opts := host.Options{ConfigFile: c.configFile}
+		opts := host.Options{ConfigFile: c.configFile, Driver: c.driver}
 		if c.target != "" {
 			p, err := host.ParsePlatform(c.target)
 			if err != nil {

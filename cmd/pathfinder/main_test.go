@@ -34,6 +34,9 @@ func isolate(t *testing.T) string {
 		"PATHFINDER_SITE_PACKAGES": "", "PATHFINDER_CONFIG": "", "VIRTUAL_ENV": "", "CONDA_PREFIX": "",
 		"CUDA_HOME": "", "CUDA_PATH": "", "CUDNN_PATH": "", "NCCL_HOME": "", "LD_LIBRARY_PATH": "",
 		"PATH": "/usr/bin:/bin",
+		// The compatibility check would hold answers to this machine's driver: off, unless a test
+		// about it turns it on and pins the driver it means.
+		"PATHFINDER_COMPATIBILITY": "off", "PATHFINDER_CUDA": "", "PATHFINDER_DRIVER_COMPATIBILITY": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -254,7 +257,7 @@ func TestDoctor(t *testing.T) {
 	gccLib(t, filepath.Join(conda, "lib/libnvjpeg.so.13"), "libnvjpeg.so.13")
 	t.Setenv("CONDA_PREFIX", conda)
 	out, _, code := run(t, "doctor", "--all", "--root", t.TempDir())
-	for _, want := range []string{"CONDA_PREFIX=" + conda, "nvjpeg", conda + "/lib/libnvjpeg.so.13  (conda)", "not found (looked for libcudart.so.13 or libcudart.so.12", "1 of 50 found"} {
+	for _, want := range []string{"CONDA_PREFIX=" + conda, "nvjpeg", conda + "/lib/libnvjpeg.so.13  (conda, CUDA 13)", "not found (looked for libcudart.so.13 or libcudart.so.12", "1 of 50 found"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
@@ -282,8 +285,8 @@ func TestLoad_noCgoBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load: %v\n%s", err, out)
 	}
-	want := fmt.Sprintf(`{"name":"cufftw","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufftw.so.12","found_via":"site-packages","step":"wheels","already_loaded":false,"dependencies":[{"name":"cufft","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufft.so.12","found_via":"site-packages","step":"wheels","already_loaded":false}]}
-{"name":"cufft","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufft.so.12","found_via":"site-packages","step":"wheels","already_loaded":false}
+	want := fmt.Sprintf(`{"name":"cufftw","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufftw.so.12","found_via":"site-packages","step":"wheels","cuda":"13","version_from":"catalog","already_loaded":false,"dependencies":[{"name":"cufft","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufft.so.12","found_via":"site-packages","step":"wheels","cuda":"13","version_from":"catalog","already_loaded":false}]}
+{"name":"cufft","kind":"dynamic-lib","path":"%[1]s/nvidia/cu13/lib/libcufft.so.12","found_via":"site-packages","step":"wheels","cuda":"13","version_from":"catalog","already_loaded":false}
 `, site)
 	if string(out) != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)

@@ -57,6 +57,32 @@ func (p *prober) finish(r *Report) {
 	}
 }
 
+// MaxCUDAFor is the newest CUDA toolkit NVIDIA's table lists for driver version v (by the Windows
+// column where windows and NVIDIA fills it in), e.g. "12.4"; false when it is older than every row.
+func MaxCUDAFor(v string, windows bool) (string, bool) {
+	rows, err := tables.CUDAReleases()
+	if err != nil {
+		return "", false
+	}
+	best := newestFor(rows, v, windows)
+	return best.Toolkit, best.Toolkit != ""
+}
+
+// newestFor is the row of the newest toolkit driver v runs; the zero row when none.
+func newestFor(rows []tables.CUDARelease, v string, windows bool) tables.CUDARelease {
+	var best tables.CUDARelease
+	for _, row := range rows {
+		floor := row.MinLinuxDriver
+		if windows && row.MinWindowsDriver != "" {
+			floor = row.MinWindowsDriver
+		}
+		if tables.CompareVersions(v, floor) >= 0 && (best.Toolkit == "" || tables.CompareVersions(row.Toolkit, best.Toolkit) > 0) {
+			best = row
+		}
+	}
+	return best
+}
+
 // maxCUDA looks driver (the kernel module's version, else the user space's) up in NVIDIA's table,
 // and reports whether a row matched. On WSL2 the version is the Windows driver's, so the Windows
 // column decides where NVIDIA fills it in.
@@ -67,16 +93,7 @@ func (p *prober) maxCUDA(r *Report, driver string) bool {
 		return false
 	}
 	windows := p.setup == SetupWSL2
-	var best tables.CUDARelease
-	for _, row := range rows {
-		floor := row.MinLinuxDriver
-		if windows && row.MinWindowsDriver != "" {
-			floor = row.MinWindowsDriver
-		}
-		if tables.CompareVersions(driver, floor) >= 0 && (best.Toolkit == "" || tables.CompareVersions(row.Toolkit, best.Toolkit) > 0) {
-			best = row
-		}
-	}
+	best := newestFor(rows, driver, windows)
 	if best.Toolkit == "" {
 		oldest := rows[len(rows)-1]
 		r.Notes = append(r.Notes, fmt.Sprintf("driver %s is older than every CUDA toolkit in the table (%s needs %s)", driver, oldest.Release, oldest.MinLinuxDriver))

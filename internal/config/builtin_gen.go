@@ -7,8 +7,9 @@ package config
 func builtinFile() *file {
 	return &file{
 		Search: fileSearch{
-			Order:        ptr([]string{"wheels", "conda", "already-loaded", "system", "envroots", "programfiles", "canary"}),
-			SitePackages: ptr([]string{}),
+			Order:         ptr([]string{"wheels", "conda", "already-loaded", "system", "envroots", "programfiles", "canary"}),
+			SitePackages:  ptr([]string{}),
+			Compatibility: ptr("strict"),
 		},
 		Library: map[string]fileLibrary{
 			"cuda": fileLibrary{

@@ -25,6 +25,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/compat"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 	"github.com/pathfinder-dev/pathfinder/internal/tomlx"
 )
@@ -72,6 +73,13 @@ type Config struct {
 	// instead of the loader model alone ([system] resolve = "dlopen").
 	ResolveDlopen bool
 	DlopenTimeout time.Duration
+	// Compatibility is [search] compatibility, the mode of every library without one of its own
+	// ([library.NAME] compatibility, in LibraryCompatibility): "" when no layer sets it.
+	Compatibility        compat.Mode
+	LibraryCompatibility map[string]compat.Mode
+	// CUDA is [search] cuda: the CUDA the program was built for ("12", "12.4"), which anchors every
+	// answer before the first; "" when no layer sets it.
+	CUDA string
 	Files         []string // the layers that were read, in order
 	PackDirs      []string // [packs] dirs: pack files or directories, absolute
 
@@ -91,12 +99,15 @@ type file struct {
 }
 
 type fileSearch struct {
-	Order        *[]string `toml:"order"`
-	SitePackages *[]string `toml:"site_packages"`
+	Order         *[]string `toml:"order"`
+	SitePackages  *[]string `toml:"site_packages"`
+	Compatibility *string   `toml:"compatibility"`
+	CUDA          *string   `toml:"cuda"`
 }
 
 type fileLibrary struct {
-	Order *[]string `toml:"order"`
+	Order         *[]string `toml:"order"`
+	Compatibility *string   `toml:"compatibility"`
 }
 
 type filePlugin struct {
@@ -161,7 +172,7 @@ func UserDir(getenv func(string) string, xdgVar, fallback string) string {
 
 // Defaults returns a config with nothing but what every layer starts from; Apply adds layers to it.
 func Defaults() *Config {
-	return &Config{LibraryOrder: map[string][]string{}, Plugins: map[string]*Plugin{}, hash: sha256.New()}
+	return &Config{LibraryOrder: map[string][]string{}, LibraryCompatibility: map[string]compat.Mode{}, Plugins: map[string]*Plugin{}, hash: sha256.New()}
 }
 
 // builtinLayer is the built-in defaults applied once per process: decoding them and finding each
@@ -177,6 +188,7 @@ var builtinLayer = sync.OnceValues(func() (*Config, error) {
 func (c *Config) clone() *Config {
 	n := *c
 	n.LibraryOrder = maps.Clone(c.LibraryOrder)
+	n.LibraryCompatibility = maps.Clone(c.LibraryCompatibility)
 	n.Plugins = make(map[string]*Plugin, len(c.Plugins))
 	for k, p := range c.Plugins {
 		q := *p
@@ -269,9 +281,29 @@ func (c *Config) apply(name string, data []byte, f *file) error {
 	if f.Search.SitePackages != nil {
 		c.SitePackages = *f.Search.SitePackages
 	}
+	if m := f.Search.Compatibility; m != nil {
+		mode, err := compat.ParseMode(*m)
+		if err != nil {
+			return fail(fmt.Errorf("search.compatibility: %v", err), "search", "compatibility")
+		}
+		c.Compatibility = mode
+	}
+	if v := f.Search.CUDA; v != nil {
+		if _, err := compat.ParseVersion(*v); err != nil && *v != "" {
+			return fail(fmt.Errorf("search.cuda: %q is not a CUDA version such as \"12\" or \"12.4\"", *v), "search", "cuda")
+		}
+		c.CUDA = *v
+	}
 	for lib, l := range f.Library {
 		if l.Order != nil {
 			c.LibraryOrder[lib] = *l.Order
+		}
+		if m := l.Compatibility; m != nil {
+			mode, err := compat.ParseMode(*m)
+			if err != nil {
+				return fail(fmt.Errorf("library.%s.compatibility: %v", lib, err), "library", lib, "compatibility")
+			}
+			c.LibraryCompatibility[lib] = mode
 		}
 	}
 	for pname, fp := range f.Plugin {
@@ -452,6 +484,34 @@ func (c *Config) OrderFor(lib string) []string {
 		return o
 	}
 	return c.Order
+}
+
+// LibrarySetting names a [library.NAME] table and the key of it that was set.
+type LibrarySetting struct{ Name, Key string }
+
+// LibraryNames lists the libraries [library.NAME] tables set something for, sorted, each with one
+// key it set ("library.cudart.order"), for errors about the name.
+func (c *Config) LibraryNames() []LibrarySetting {
+	var out []LibrarySetting
+	for lib := range c.LibraryOrder {
+		out = append(out, LibrarySetting{lib, "library." + lib + ".order"})
+	}
+	for lib := range c.LibraryCompatibility {
+		if _, ok := c.LibraryOrder[lib]; !ok {
+			out = append(out, LibrarySetting{lib, "library." + lib + ".compatibility"})
+		}
+	}
+	slices.SortFunc(out, func(a, b LibrarySetting) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// CompatibilityFor returns the compatibility mode the config sets for the library lib: its own, else
+// [search]'s; "" when neither is set.
+func (c *Config) CompatibilityFor(lib string) compat.Mode {
+	if m, ok := c.LibraryCompatibility[lib]; ok {
+		return m
+	}
+	return c.Compatibility
 }
 
 // UsedIn lists the step orders that name plugin name: "search.order", "library.cudart.order".

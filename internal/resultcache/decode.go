@@ -65,7 +65,7 @@ func (d *entryDecoder) entry(c *Entry) bool {
 }
 
 var (
-	libraryKeys     = []string{"name", "kind", "path", "real_path", "found_via", "step", "load_problem"}
+	libraryKeys     = []string{"name", "kind", "path", "real_path", "found_via", "step", "load_problem", "cuda", "version", "version_from", "compat", "notes", "passed_over"}
 	errorKeys       = []string{"looked", "attempts"}
 	attemptKeys     = []string{"step", "path", "reason"}
 	observationKeys = []string{"root", "path", "what", "seen"}
@@ -89,8 +89,20 @@ func (d *entryDecoder) library(l *Library) bool {
 			return d.string(&l.FoundVia)
 		case 5:
 			return d.string(&l.Step)
+		case 6:
+			return d.string(&l.LoadProblem)
+		case 7:
+			return d.string(&l.CUDA)
+		case 8:
+			return d.string(&l.Version)
+		case 9:
+			return d.string(&l.VersionFrom)
+		case 10:
+			return d.string(&l.Compat)
+		case 11:
+			return d.strings(&l.Notes)
 		}
-		return d.string(&l.LoadProblem)
+		return array(d, &l.PassedOver, d.attempt)
 	})
 }
 

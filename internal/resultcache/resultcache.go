@@ -50,6 +50,12 @@ type Library struct {
 	FoundVia    string   `json:"found_via"`
 	Step        string   `json:"step"`
 	LoadProblem string   `json:"load_problem,omitempty"`
+	CUDA        string   `json:"cuda,omitempty"`
+	Version     string   `json:"version,omitempty"`
+	VersionFrom string   `json:"version_from,omitempty"`
+	Compat      string   `json:"compat,omitempty"`
+	Notes       []string  `json:"notes,omitempty"`
+	PassedOver  []Attempt `json:"passed_over,omitempty"`
 }
 
 // Error is a library not found: the file names looked for and every place looked.
@@ -83,12 +89,13 @@ func New(dir string, base ...string) *Store {
 	return s
 }
 
-// Key names the entry for a search; "" when the cache is off.
-func (s *Store) Key(kind abi.Kind, name string) string {
+// Key names the entry for a search of kind and name under the compatibility check's inputs check
+// (its mode, the driver, the anchor); "" when the cache is off.
+func (s *Store) Key(kind abi.Kind, name, check string) string {
 	if s.dir == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(s.base + string(kind) + "\x00" + name))
+	sum := sha256.Sum256([]byte(s.base + string(kind) + "\x00" + name + "\x00" + check))
 	return hex.EncodeToString(sum[:])
 }
 

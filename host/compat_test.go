@@ -1,0 +1,231 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/compat"
+)
+
+// distInfo installs, beside files already under site, the dist-info pip writes for them: METADATA
+// with the distribution's name and version, and a RECORD that lists each file.
+func distInfo(t *testing.T, site, dist, version string, rels ...string) {
+	t.Helper()
+	info := strings.ReplaceAll(dist, "-", "_") + "-" + version + ".dist-info"
+	var record strings.Builder
+	for _, rel := range rels {
+		fmt.Fprintf(&record, "%s,sha256=x,1\n", rel)
+	}
+	put(t, site, info+"/METADATA", []byte(fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", dist, version)))
+	put(t, site, info+"/RECORD", []byte(record.String()))
+}
+
+// wheels is a site-packages with the cu13 and the cu12 runtime wheels, each with its dist-info, and
+// an undated libcurand (no dist-info) beside a dated one further down the order.
+func wheels(t *testing.T) string {
+	t.Helper()
+	site := t.TempDir()
+	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	distInfo(t, site, "nvidia-cuda-runtime", "13.0.96", "nvidia/cu13/lib/libcudart.so.13")
+	put(t, site, "nvidia/cuda_runtime/lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
+	distInfo(t, site, "nvidia-cuda-runtime-cu12", "12.4.127", "nvidia/cuda_runtime/lib/libcudart.so.12")
+	put(t, site, "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
+	distInfo(t, site, "nvidia-cuda-nvrtc", "13.0.88", "nvidia/cu13/lib/libnvrtc.so.13")
+	put(t, site, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+	distInfo(t, site, "nvidia-cuda-nvrtc-cu12", "12.6.77", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
+	return site
+}
+
+func TestCompatibility_driver(t *testing.T) {
+	site := wheels(t)
+	cu13, cu12 := filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13"), filepath.Join(site, "nvidia/cuda_runtime/lib/libcudart.so.12")
+	for _, tt := range []struct {
+		name, driver, mode string
+		path, cuda, compat string
+		passed             bool // the cu13 runtime was passed over
+	}{
+		{name: "550 runs 12.4", driver: "550.54.14", path: cu12, cuda: "12.4", compat: "full", passed: true},
+		{name: "535 runs 12.4 by minor-version compatibility", driver: "535.104.05", path: cu12, cuda: "12.4", compat: "minor-version", passed: true},
+		{name: "580 runs 13", driver: "580.65.06", path: cu13, cuda: "13.0", compat: "full"},
+		{name: "best-effort is strict where versions are known", driver: "550.54.14", mode: "best-effort", path: cu12, cuda: "12.4", compat: "full", passed: true},
+		{name: "off takes the first", driver: "550.54.14", mode: "off", path: cu13, cuda: "13.0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": tt.driver, "PATHFINDER_COMPATIBILITY": tt.mode}, "")
+			lib, err := f.Find(bg, "cudart")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lib.Path != tt.path || lib.CUDA != tt.cuda || lib.Compat != tt.compat || (len(lib.PassedOver) > 0) != tt.passed {
+				t.Fatalf("got %s, CUDA %q, compat %q, passed over %v", lib.Path, lib.CUDA, lib.Compat, lib.PassedOver)
+			}
+			if tt.passed && lib.PassedOver[0].Path != cu13 {
+				t.Fatalf("passed over %v, want %s", lib.PassedOver, cu13)
+			}
+			if tt.compat == "minor-version" && !strings.Contains(strings.Join(lib.Notes, " "), "PTX") {
+				t.Errorf("a minor-version answer's notes say nothing of PTX: %q", lib.Notes)
+			}
+		})
+	}
+}
+
+func TestCompatibility_incompatible(t *testing.T) {
+	site := t.TempDir()
+	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	distInfo(t, site, "nvidia-cuda-runtime", "13.0.96", "nvidia/cu13/lib/libcudart.so.13")
+	for _, load := range []bool{false, true} {
+		f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "550.54.14"}, "")
+		var err error
+		if load {
+			_, err = f.Load(bg, "cudart")
+		} else {
+			_, err = f.Find(bg, "cudart")
+		}
+		var se *SearchError
+		if !errors.As(err, &se) || !errors.Is(err, ErrIncompatible) || se.Code() != "incompatible" {
+			t.Fatalf("load %v: %v, want incompatible", load, err)
+		}
+		for _, say := range []string{"driver 550.54.14 runs CUDA 12.4 at most", site + "/nvidia/cu13/lib/libcudart.so.13", "CUDA 13.0 needs 580.65.06"} {
+			if !strings.Contains(err.Error(), say) {
+				t.Errorf("load %v: %q does not say %q", load, err, say)
+			}
+		}
+	}
+}
+
+// An undated candidate is kept back in strict mode: a dated one after it that runs wins; with none,
+// it is the answer, with a note. best-effort takes it in order. (Each load is of a library of its
+// own: a library this process has loaded is what later searches for it answer.)
+func TestCompatibility_undated(t *testing.T) {
+	site, root := t.TempDir(), t.TempDir()
+	put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}`))
+	put(t, site, "nvidia/curand/lib/libcurand.so.10", elfLib(t, "libcurand.so.10"))
+	put(t, root, "lib64/libcurand.so.10", elfLib(t, "libcurand.so.10"))
+	// Loads are of libraries of a pack of the test's own: no other test may find them loaded.
+	packs := put(t, t.TempDir(), "kept.toml", []byte(string(pack("keptload", `site_packages_linux = ["pf/lib"]`, `anchor_rel_dirs_linux = ["lib64"]`))+"\n"+
+		string(pack("keptalone", `site_packages_linux = ["pf/lib"]`))))
+	for _, lib := range []string{"libkeptload.so.1", "libkeptalone.so.1"} {
+		put(t, site, "pf/lib/"+lib, elfLib(t, lib))
+	}
+	put(t, root, "lib64/libkeptload.so.1", elfLib(t, "libkeptload.so.1"))
+	for _, tt := range []struct {
+		name, lib, mode, home string
+		load                  bool
+		path, cuda, note      string
+	}{
+		{"strict: the dated one after it", "curand", "", root, false, filepath.Join(root, "lib64/libcurand.so.10"), "12.4", ""},
+		{"strict: the undated one when no dated one runs", "curand", "", "", false, filepath.Join(site, "nvidia/curand/lib/libcurand.so.10"), "", "no dated candidate runs"},
+		{"best-effort: the first", "curand", "best-effort", root, false, filepath.Join(site, "nvidia/curand/lib/libcurand.so.10"), "", "not checked"},
+		{"strict load: the dated one after it", "keptload", "", root, true, filepath.Join(root, "lib64/libkeptload.so.1"), "12.4", ""},
+		{"strict load: the undated one when no dated one runs", "keptalone", "", "", true, filepath.Join(site, "pf/lib/libkeptalone.so.1"), "", "no dated candidate runs"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs, "CUDA_HOME": tt.home, "PATHFINDER_DRIVER_VERSION": "550.54.14", "PATHFINDER_COMPATIBILITY": tt.mode}, "")
+			var lib *Library
+			var err error
+			if tt.load {
+				var l *LoadedLibrary
+				if l, err = f.Load(bg, tt.lib); err == nil {
+					lib = &l.Library
+				}
+			} else {
+				lib, err = f.Find(bg, tt.lib)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lib.Path != tt.path || lib.CUDA != tt.cuda || !strings.Contains(strings.Join(lib.Notes, "; "), tt.note) {
+				t.Fatalf("got %s, CUDA %q, notes %q; want %s, CUDA %q, a note with %q", lib.Path, lib.CUDA, lib.Notes, tt.path, tt.cuda, tt.note)
+			}
+		})
+	}
+}
+
+// The first dated answer anchors the Finder: a later library of another CUDA major is passed over,
+// in strict mode, for one of the anchor's.
+func TestCompatibility_anchor(t *testing.T) {
+	site := wheels(t)
+	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "580.65.06", "PATHFINDER_COMPATIBILITY": "", "PATHFINDER_CUDA": ""}
+	f := newFinder(t, env, "")
+	if _, err := f.Find(bg, "nvrtc"); err != nil { // cu13: 580 runs it
+		t.Fatal(err)
+	}
+	lib, err := f.Find(bg, "cudart")
+	if err != nil || !strings.HasSuffix(lib.Path, "cu13/lib/libcudart.so.13") {
+		t.Fatalf("after nvrtc 13, cudart: %v %v", lib, err)
+	}
+
+	env["PATHFINDER_CUDA"] = "12"
+	f = newFinder(t, env, "")
+	lib, err = f.Find(bg, "cudart")
+	if err != nil || lib.CUDA != "12.4" || len(lib.PassedOver) != 1 || !strings.Contains(lib.PassedOver[0].Reason, "the program is built for CUDA 12 ($PATHFINDER_CUDA)") {
+		t.Fatalf("PATHFINDER_CUDA=12: %+v %v", lib, err)
+	}
+	if tr := f.Compatibility(); tr.Anchor != "CUDA 12 (the program's, $PATHFINDER_CUDA)" || tr.Driver != "580.65.06" || tr.MaxCUDA != "13.0" {
+		t.Fatalf("Compatibility() = %+v", tr)
+	}
+
+	// best-effort takes another major than the anchor's, with a note.
+	env["PATHFINDER_CUDA"], env["PATHFINDER_COMPATIBILITY"] = "", "best-effort"
+	f = newFinder(t, env, "")
+	f.state.anchor = &anchor{v: compat.Version{Major: 12, Minor: 4, HasMinor: true}, name: "cudart", path: "/x/libcudart.so.12"}
+	lib, err = f.Find(bg, "nvrtc")
+	if err != nil || lib.CUDA != "13.0" || !strings.Contains(strings.Join(lib.Notes, " "), "taken in best-effort mode: CUDA 13.0, but cudart already came from CUDA 12.4 (/x/libcudart.so.12)") {
+		t.Fatalf("best-effort after an anchor of 12.4: %+v %v", lib, err)
+	}
+}
+
+func TestCompatibility_settingsErrors(t *testing.T) {
+	for _, tt := range []struct {
+		env    testEnv
+		config string
+		says   string
+	}{
+		{testEnv{"PATHFINDER_COMPATIBILITY": "strickt"}, "", `$PATHFINDER_COMPATIBILITY: unknown compatibility mode "strickt" (strict, best-effort or off)`},
+		{testEnv{"PATHFINDER_CUDA": "twelve"}, "", `$PATHFINDER_CUDA: "twelve" is not a CUDA version`},
+		{testEnv{"PATHFINDER_DRIVER_COMPATIBILITY": "assume"}, "", `unknown value "assume" (default or assume-forward-compatibility)`},
+		{nil, "[search]\ncompatibility = \"loose\"\n", `pathfinder.toml:2:1: search.compatibility: unknown compatibility mode "loose"`},
+		{nil, "[library.cudart]\ncompatibility = \"offf\"\n", `library.cudart.compatibility: unknown compatibility mode "offf"`},
+		{nil, "[library.cudartt]\ncompatibility = \"off\"\n", `[library.cudartt] names an unknown library`},
+		{nil, "[search]\ncuda = \"12.x\"\n", `search.cuda: "12.x" is not a CUDA version`},
+	} {
+		env := tt.env
+		if env == nil {
+			env = testEnv{}
+		}
+		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir()}
+		if tt.config != "" {
+			opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(tt.config))
+		}
+		_, err := New(opts)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%v %q: %v, want a config error saying %q", tt.env, tt.config, err, tt.says)
+		}
+	}
+}
+
+// The mode, the driver and the anchor are inputs of a cached answer: one cache directory gives each
+// pin its own answer, never another's.
+func TestCompatibility_resultCache(t *testing.T) {
+	site := wheels(t)
+	cache := t.TempDir()
+	for i, c := range []struct{ driver, mode, want string }{
+		{"550.54.14", "", "cuda_runtime"}, {"580.65.06", "", "cu13"}, {"550.54.14", "", "cuda_runtime"},
+		{"550.54.14", "off", "cu13"}, {"550.54.14", "", "cuda_runtime"},
+	} {
+		f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_CACHE_DIR": cache, "PATHFINDER_DRIVER_VERSION": c.driver, "PATHFINDER_COMPATIBILITY": c.mode}, "")
+		lib, err := f.Find(bg, "cudart")
+		if err != nil || !strings.Contains(lib.Path, "/"+c.want+"/") {
+			t.Fatalf("run %d (driver %s, mode %q): %v %v, want the %s one", i, c.driver, c.mode, lib, err, c.want)
+		}
+		if repeat := i == 2 || i == 4; repeat && f.hooks.searches.Load() != 0 {
+			t.Errorf("run %d repeats an earlier one but searched: its entry was not used", i)
+		}
+		f.Close()
+	}
+}
+
