@@ -228,4 +228,3 @@ func TestCompatibility_resultCache(t *testing.T) {
 		f.Close()
 	}
 }
-

@@ -18,12 +18,12 @@ var (
 	ErrUnknown         = errors.New("unknown library")
 	ErrNotAvailable    = errors.New("library not available on this platform")
 	ErrNotFound        = errors.New("library not found")
-	ErrRefused         = errors.New("library found but refused")      // a file was found, and validation refused it
-	ErrLoadFailed      = errors.New("library found but not loadable") // the loader would not load the file found
-	ErrIncompatible    = errors.New("library found but none runs here")  // every file found is of a CUDA the driver, or the answers given before, do not run with
-	ErrABIMismatch     = wasm.ErrABIMismatch                          // a plugin says it speaks another ABI version than the host
-	ErrLoadUnavailable = loader.ErrUnavailable                        // this build cannot load libraries (-tags pathfinder_static)
-	ErrClosed          = errors.New("finder closed")                  // the Finder was closed before the call returned
+	ErrRefused         = errors.New("library found but refused")        // a file was found, and validation refused it
+	ErrLoadFailed      = errors.New("library found but not loadable")   // the loader would not load the file found
+	ErrIncompatible    = errors.New("library found but none runs here") // every file found is of a CUDA the driver, or the answers given before, do not run with
+	ErrABIMismatch     = wasm.ErrABIMismatch                            // a plugin says it speaks another ABI version than the host
+	ErrLoadUnavailable = loader.ErrUnavailable                          // this build cannot load libraries (-tags pathfinder_static)
+	ErrClosed          = errors.New("finder closed")                    // the Finder was closed before the call returned
 )
 
 // Attempt is one place a search looked, and why it did not take it.

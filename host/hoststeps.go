@@ -86,7 +86,9 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 				c.Close()
 				continue
 			case keepBack:
-				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { return r.takeCandidate(st, ct, c, systemRoot(next)) }, c.Close)
+				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary {
+					return r.takeCandidate(st, ct, c, systemRoot(next))
+				}, c.Close)
 				continue
 			}
 			return r.takeCandidate(st, ct, c, systemRoot(next))

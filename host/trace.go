@@ -14,10 +14,10 @@ import (
 
 // Explanation is one search, step by step.
 type Explanation struct {
-	Name     string         `json:"name"`
-	Kind     Kind           `json:"kind"`
-	Steps    []StepTrace    `json:"steps,omitempty"`
-	Duration time.Duration  `json:"duration_ns"`
+	Name     string        `json:"name"`
+	Kind     Kind          `json:"kind"`
+	Steps    []StepTrace   `json:"steps,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor.
 	Compatibility *CompatibilityTrace `json:"compatibility,omitempty"`
 	Result        *LoadedLibrary      `json:"result,omitempty"`

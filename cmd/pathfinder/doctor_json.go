@@ -9,17 +9,17 @@ import (
 
 // doctorDocument is doctor --json: what the text's screen says, as one document.
 type doctorDocument struct {
-	Version   string              `json:"version"`
-	Platform  string              `json:"platform"`
-	Libraries string              `json:"libraries"` // the text's summary: "3 of 50 found: 2 from site-packages, 1 from conda"
-	Driver    *driver.Report      `json:"driver"`    // as driver --json prints it
+	Version   string         `json:"version"`
+	Platform  string         `json:"platform"`
+	Libraries string         `json:"libraries"` // the text's summary: "3 of 50 found: 2 from site-packages, 1 from conda"
+	Driver    *driver.Report `json:"driver"`    // as driver --json prints it
 	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor,
 	// and its notes (a driver it could not check against).
 	Compatibility *host.CompatibilityTrace `json:"compatibility"`
 	// Choices are the libraries the check took over candidates it passed over, with those.
-	Choices []doctorLibraryJSON `json:"choices,omitempty"`
-	Problems  []doctorProblemJSON `json:"problems"`  // empty when doctor finds none (exit 0)
-	Found     []doctorLibraryJSON `json:"found,omitempty"`
+	Choices  []doctorLibraryJSON `json:"choices,omitempty"`
+	Problems []doctorProblemJSON `json:"problems"` // empty when doctor finds none (exit 0)
+	Found    []doctorLibraryJSON `json:"found,omitempty"`
 }
 
 type doctorProblemJSON struct {

@@ -79,9 +79,9 @@ type Config struct {
 	LibraryCompatibility map[string]compat.Mode
 	// CUDA is [search] cuda: the CUDA the program was built for ("12", "12.4"), which anchors every
 	// answer before the first; "" when no layer sets it.
-	CUDA string
-	Files         []string // the layers that were read, in order
-	PackDirs      []string // [packs] dirs: pack files or directories, absolute
+	CUDA     string
+	Files    []string // the layers that were read, in order
+	PackDirs []string // [packs] dirs: pack files or directories, absolute
 
 	hash    hash.Hash           // of every layer's name and contents, in order
 	origins map[string]*setting // every key set, with its last value and where: pathfinder config

@@ -43,17 +43,17 @@ type Entry struct {
 
 // Library is a library found, as host.Library.
 type Library struct {
-	Name        string   `json:"name"`
-	Kind        abi.Kind `json:"kind"`
-	Path        string   `json:"path"`
-	RealPath    string   `json:"real_path,omitempty"`
-	FoundVia    string   `json:"found_via"`
-	Step        string   `json:"step"`
-	LoadProblem string   `json:"load_problem,omitempty"`
-	CUDA        string   `json:"cuda,omitempty"`
-	Version     string   `json:"version,omitempty"`
-	VersionFrom string   `json:"version_from,omitempty"`
-	Compat      string   `json:"compat,omitempty"`
+	Name        string    `json:"name"`
+	Kind        abi.Kind  `json:"kind"`
+	Path        string    `json:"path"`
+	RealPath    string    `json:"real_path,omitempty"`
+	FoundVia    string    `json:"found_via"`
+	Step        string    `json:"step"`
+	LoadProblem string    `json:"load_problem,omitempty"`
+	CUDA        string    `json:"cuda,omitempty"`
+	Version     string    `json:"version,omitempty"`
+	VersionFrom string    `json:"version_from,omitempty"`
+	Compat      string    `json:"compat,omitempty"`
 	Notes       []string  `json:"notes,omitempty"`
 	PassedOver  []Attempt `json:"passed_over,omitempty"`
 }
