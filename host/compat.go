@@ -137,16 +137,23 @@ type driverView struct {
 	key   string   // what the result cache keys on
 }
 
-// probeDriver reads the driver's version and the CUDA it runs the cheap way (the pin, sysfs, procfs,
-// the user-space libraries' file names): never NVML, libcuda or nvidia-smi. A search for another
-// platform reads only the pin: this machine's driver is not the target's.
-func (f *Finder) probeDriver() *driver.Report {
+// probeDriver reads the driver's version and the CUDA it runs the cheap way: the pin, sysfs and
+// procfs, never NVML, libcuda or nvidia-smi. The user-space libraries' file names (the loader's
+// search for libcuda, a millisecond) are read where they say what those cannot: on WSL2, whose
+// driver has no kernel module here, and for a forward-compatibility libcuda, when full asks (explain)
+// or when it would be taken as the ceiling. A search for another platform reads only the pin: this
+// machine's driver is not the target's.
+func (f *Finder) probeDriver(full bool) *driver.Report {
 	lookup := func(k string) (string, bool) { v := f.getenv(k); return v, v != "" }
-	methods := []string{"override", "sysfs", "procfs", "userspace"}
 	if !f.native() {
-		methods = []string{"override"}
+		return driver.Probe(context.Background(), driver.Options{Methods: []string{"override"}, LookupEnv: lookup})
 	}
-	return driver.Probe(context.Background(), driver.Options{Methods: methods, LookupEnv: lookup})
+	methods := []string{"override", "sysfs", "procfs"}
+	r := driver.Probe(context.Background(), driver.Options{Methods: methods, LookupEnv: lookup})
+	if full || f.compat.forward || r.Setup == driver.SetupWSL2 && r.DriverVersion == "" {
+		r = driver.Probe(context.Background(), driver.Options{Methods: append(methods, "userspace"), LookupEnv: lookup})
+	}
+	return r
 }
 
 // viewOf is the driver of report r as the check sees it.
@@ -272,6 +279,7 @@ func (f *Finder) checkFor(kind Kind, name string, remembered bool) *checked {
 	c.driver = f.driverView()
 	c.anchor = f.compat.pinned
 	if !remembered {
+		c.driver = f.driverViewFull()
 		return c
 	}
 	f.state.mu.Lock()

@@ -37,14 +37,15 @@ func Example() {
 		fmt.Println(err) // a configuration error
 	}
 
-	f, err := host.New(host.Options{ConfigFile: ""}) // a Finder of your own: a site config, another platform
+	f, err := host.New(host.Options{CUDA: "13"}) // a Finder of your own: the CUDA the program was built for, a site config, another platform
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer f.Close()
 	if p, err := f.Find(ctx, "nvrtc"); err == nil { // find without loading
-		fmt.Println(p.Path, p.LoadProblem) // what would stop a load of it, told without loading
+		fmt.Println(p.Path, p.LoadProblem)               // what would stop a load of it, told without loading
+		fmt.Println(p.CUDA, p.Compat, len(p.PassedOver)) // its CUDA; how the driver runs it; what did not run
 	}
 	ex := f.Explain(ctx, host.DynamicLib, "cudnn") // the whole trace: every step, candidate and reason
 	fmt.Println(len(ex.Steps), ex.Err)
@@ -134,7 +135,7 @@ func TestExample_runs(t *testing.T) {
 
 	home := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestExample_runs$")
-	cmd.Env = []string{"PATHFINDER_TEST_EXAMPLE=1", "VIRTUAL_ENV=" + venv, "HOME=" + home, "XDG_CONFIG_HOME=" + home,
+	cmd.Env = []string{"PATHFINDER_TEST_EXAMPLE=1", "VIRTUAL_ENV=" + venv, "HOME=" + home, "XDG_CONFIG_HOME=" + home, "PATHFINDER_DRIVER_VERSION=580.65.06",
 		"PATHFINDER_CACHE_DIR=" + filepath.Join(os.TempDir(), "pathfinder-test-cache"), "PATH=/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
 	t.Logf("Example printed:\n%s", out)
@@ -145,10 +146,11 @@ func TestExample_runs(t *testing.T) {
 	want := []string{
 		cudart + " site-packages false",
 		nvrtc + " ",
+		"13 minor-version 0", // the catalog says libnvrtc.so.13 is CUDA 13, and no minor: the 13.0 driver runs it by minor-version compatibility
 		`^\d+ <nil>$`,
 		cccl,
 		cudart + " " + nvrtc,
-		`^\S* \S* \d+$`, // the driver's version, the highest CUDA it supports and the GPUs: none here, or this machine's
+		"580.65.06 13.0 0", // the driver pinned, the highest CUDA it supports, and no GPU
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("Example printed %d lines, want %d", len(lines), len(want))
@@ -201,7 +203,9 @@ func ExampleFinder_Find() {
 		return
 	}
 
-	env := map[string]string{"VIRTUAL_ENV": venv, "PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
+	// A driver pinned as $PATHFINDER_DRIVER_VERSION would: one that runs CUDA 13.
+	env := map[string]string{"VIRTUAL_ENV": venv, "PATHFINDER_DRIVER_VERSION": "580.65.06",
+		"PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
 	lookupEnv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	f, err := host.New(host.Options{LookupEnv: lookupEnv, SystemConfigDir: venv})
 	if err != nil {
@@ -217,6 +221,55 @@ func ExampleFinder_Find() {
 	rel, _ := filepath.Rel(venv, found.Path)
 	fmt.Println(rel, found.FoundVia, found.Step)
 	// Output: lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13 site-packages wheels
+}
+
+// The CUDA 12 and the CUDA 13 runtime wheels side by side, and a driver that runs CUDA 12.4 at most:
+// the search passes over the CUDA 13 runtime, which would fail at its first call, and answers the
+// CUDA 12 one, saying why. pathfinder find cudart --json answers the same.
+func ExampleOptions_compatibility() {
+	site, _ := os.MkdirTemp("", "site-packages")
+	defer os.RemoveAll(site)
+	for _, w := range []struct{ dir, soname, dist, version string }{
+		{"nvidia/cu13/lib", "libcudart.so.13", "nvidia_cuda_runtime", "13.0.96"},
+		{"nvidia/cuda_runtime/lib", "libcudart.so.12", "nvidia_cuda_runtime_cu12", "12.4.127"},
+	} {
+		lib := filepath.Join(site, w.dir, w.soname)
+		os.MkdirAll(filepath.Dir(lib), 0o755)
+		os.WriteFile(lib+".c", []byte("int f(void) { return 0; }"), 0o644)
+		if err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+w.soname, "-o", lib, lib+".c").Run(); err != nil {
+			fmt.Println("gcc:", err)
+			return
+		}
+		info := filepath.Join(site, w.dist+"-"+w.version+".dist-info") // as pip installs a wheel
+		os.MkdirAll(info, 0o755)
+		name := strings.ReplaceAll(w.dist, "_", "-")
+		os.WriteFile(filepath.Join(info, "METADATA"), []byte("Metadata-Version: 2.1\nName: "+name+"\nVersion: "+w.version+"\n"), 0o644)
+		os.WriteFile(filepath.Join(info, "RECORD"), []byte(w.dir+"/"+w.soname+",,\n"), 0o644)
+	}
+
+	env := map[string]string{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "550.54.14",
+		"PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
+	lookupEnv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	f, err := host.New(host.Options{LookupEnv: lookupEnv, SystemConfigDir: site, Compatibility: host.CompatibilityStrict})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	found, err := f.Find(context.Background(), "cudart")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rel, _ := filepath.Rel(site, found.Path)
+	fmt.Println(rel, "CUDA", found.CUDA, found.Version, "from the", found.VersionFrom, "runs:", found.Compat)
+	for _, p := range found.PassedOver {
+		rel, _ := filepath.Rel(site, p.Path)
+		fmt.Println("passed over", rel+":", p.Reason)
+	}
+	// Output:
+	// nvidia/cuda_runtime/lib/libcudart.so.12 CUDA 12.4 12.4.127 from the wheel runs: full
+	// passed over nvidia/cu13/lib/libcudart.so.13: CUDA 13.0: driver 550.54.14 runs CUDA 12.4 at most (CUDA 13.0 needs 580.65.06)
 }
 
 // Errors say what went wrong and carry what a program needs to react.

@@ -129,7 +129,9 @@ type Finder struct {
 
 	engine     func() *wasm.Engine // made on first use
 	compat     compatSettings
-	driverView func() driverView // probed on first use
+	// driverView is the driver as the compatibility check sees it, probed on first use;
+	// driverViewFull also reads the user-space libraries, for Explain's notes.
+	driverView, driverViewFull func() driverView
 	state      compatState
 	engineMade atomic.Pointer[wasm.Engine]
 	sites      siteDiscovery
@@ -238,12 +240,15 @@ func New(opts Options) (*Finder, error) {
 		resultDir = filepath.Join(base, "results")
 	}
 	f.results = resultcache.New(resultDir, f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
-	f.driverView = sync.OnceValue(func() driverView {
-		if opts.Driver != nil {
-			return f.viewOf(opts.Driver)
-		}
-		return f.viewOf(f.probeDriver())
-	})
+	view := func(full bool) func() driverView {
+		return sync.OnceValue(func() driverView {
+			if opts.Driver != nil {
+				return f.viewOf(opts.Driver)
+			}
+			return f.viewOf(f.probeDriver(full))
+		})
+	}
+	f.driverView, f.driverViewFull = view(false), view(true)
 	f.engine = sync.OnceValue(func() *wasm.Engine {
 		e := f.hooks.engine
 		if e == nil {

@@ -109,6 +109,25 @@ func TestDoctor_situations(t *testing.T) {
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			return nil
 		}},
+		// The compatibility check on, as it is by default: the search passes over the CUDA 13 runtime
+		// that driver 550 cannot run and takes the CUDA 12 one beside it; doctor says so, and what
+		// remains a problem is the mixed install, not a runtime too new.
+		{name: "cu13-passed-over-for-cu12", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
+			t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+			s.root = machine(t, "trixie", kernelModule("550.163.01", true))
+			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
+			cudart12 := realnv.Get(t, "trixie/libcudart12").Path("usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127")
+			installFile(t, cudart12, filepath.Join(s.base, "site/nvidia/cuda_runtime/lib/libcudart.so.12"))
+			return nil
+		}},
+		{name: "nothing-runs", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
+			t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+			s.root = machine(t, "trixie", kernelModule("550.163.01", true))
+			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
+			return nil
+		}},
 		{name: "stub-libcuda-on-ld-library-path", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
 			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 			stub := filepath.Join(s.base, "cuda/lib64/stubs/libcuda.so")

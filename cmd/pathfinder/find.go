@@ -158,6 +158,8 @@ func (c *cli) explainHint(se *host.SearchError) string {
 		return fmt.Sprintf(" (%s lists all %d places looked)", cmd, len(se.Attempts))
 	case "load-failed":
 		return " (" + cmd + " lists the steps)"
+	case "incompatible":
+		return " (" + cmd + " shows each candidate's CUDA; pathfinder driver what the driver runs)"
 	}
 	return ""
 }

@@ -25,7 +25,7 @@ import (
 // Exit codes.
 const (
 	exitOK       = 0
-	exitNotFound = 1 // something was not found, found but refused or not loadable, unknown or not available
+	exitNotFound = 1 // something was not found, found but refused, not loadable or incompatible, unknown or not available
 	exitUsage    = 2 // bad usage or a config error
 )
 
@@ -275,8 +275,8 @@ Flags may come before or after the names. Every command takes --help and --confi
 step or key); explain, driver, packs and doctor print one JSON document. config check FILE --json
 prints one object, for the file: file, ok, problems. plugin, completion and help print text only.
 Exit status: 0 when everything asked for was found, 1 when something was not found, found but
-refused or not loadable, unknown or not available on this platform, 2 on a usage or configuration
-error. driver exits 1 when the machine has no working NVIDIA driver; doctor exits 1 when it lists a
+refused or not loadable, found but of no CUDA this machine runs, unknown or not available on this
+platform, 2 on a usage or configuration error. driver exits 1 when the machine has no working NVIDIA driver; doctor exits 1 when it lists a
 problem.
 `)
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// compatSite is a site-packages with the CUDA 13 and the CUDA 12 runtime wheels, each with the
+// dist-info pip writes.
+func compatSite(t *testing.T) string {
+	t.Helper()
+	site := t.TempDir()
+	for _, w := range []struct{ rel, soname, dist, version string }{
+		{"nvidia/cu13/lib", "libcudart.so.13", "nvidia-cuda-runtime", "13.0.96"},
+		{"nvidia/cuda_runtime/lib", "libcudart.so.12", "nvidia-cuda-runtime-cu12", "12.4.127"},
+	} {
+		rel := w.rel + "/" + w.soname
+		gccLib(t, filepath.Join(site, rel), w.soname)
+		info := filepath.Join(site, strings.ReplaceAll(w.dist, "-", "_")+"-"+w.version+".dist-info")
+		write(t, filepath.Join(info, "METADATA"), []byte("Metadata-Version: 2.1\nName: "+w.dist+"\nVersion: "+w.version+"\n"))
+		write(t, filepath.Join(info, "RECORD"), []byte(rel+",sha256=x,1\n"))
+	}
+	return site
+}
+
+// TestExplain_compatibility: explain says what the check knew, each candidate's CUDA and where it
+// was read, and why one was passed over; with no driver, one note says nothing was checked.
+func TestExplain_compatibility(t *testing.T) {
+	isolate(t)
+	site := compatSite(t)
+	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+	t.Setenv("PATHFINDER_DRIVER_VERSION", "550.54.14")
+	out, _, code := run(t, "explain", "cudart")
+	for _, want := range []string{
+		"    compatibility: strict; driver 550.54.14 runs CUDA 12.4 at most\n",
+		"      ✗ " + site + "/nvidia/cu13/lib/libcudart.so.13  passed over: CUDA 13.0: driver 550.54.14 runs CUDA 12.4 at most (CUDA 13.0 needs 580.65.06)\n",
+		"        CUDA 13.0, version 13.0.96, from the wheel: ",
+		"      ✓ " + site + "/nvidia/cuda_runtime/lib/libcudart.so.12  (found via site-packages)\n",
+		"        CUDA 12.4, version 12.4.127, from the wheel: ",
+		"(runs: full)\n",
+	} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("explain: exit %d, no %q in:\n%s", code, want, out)
+		}
+	}
+
+	// No driver to check against: the search says so once, and its candidates are taken in order.
+	t.Setenv("PATHFINDER_DRIVER_VERSION", "")
+	if _, err := os.Stat("/sys/module/nvidia"); err == nil {
+		t.Skip("this machine has an NVIDIA driver: the rest is for one without")
+	}
+	out, _, _ = run(t, "explain", "cudart")
+	if strings.Count(out, "no driver check") != 1 || !strings.Contains(out, "✓ "+site+"/nvidia/cu13/lib/libcudart.so.13") {
+		t.Errorf("explain without a driver: want one note and the first candidate taken:\n%s", out)
+	}
+}
+
+// TestFind_incompatible: nothing that runs is exit 1 with the incompatible code, in text and JSON;
+// a bad mode is exit 2 naming the valid ones, from the environment and from the config.
+func TestFind_incompatible(t *testing.T) {
+	isolate(t)
+	site := t.TempDir()
+	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13"), "libcudart.so.13")
+	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+	t.Setenv("PATHFINDER_DRIVER_VERSION", "550.54.14")
+	_, errOut, code := run(t, "find", "cudart")
+	if code != exitNotFound || !strings.Contains(errOut, `pathfinder: nothing found for "cudart" runs here: driver 550.54.14 runs CUDA 12.4 at most; passed over `+site) ||
+		!strings.Contains(errOut, "pathfinder explain cudart shows each candidate's CUDA") {
+		t.Errorf("find: exit %d, stderr %q", code, errOut)
+	}
+	out, _, code := run(t, "load", "cudart", "--json")
+	if l := jsonLines[failure](t, out); code != exitNotFound || l[0].Error != "incompatible" || len(l[0].Attempts) == 0 {
+		t.Errorf("load --json: exit %d, %s", code, out)
+	}
+
+	t.Setenv("PATHFINDER_COMPATIBILITY", "strickt")
+	if _, errOut, code := run(t, "find", "cudart"); code != exitUsage || !strings.Contains(errOut, `unknown compatibility mode "strickt" (strict, best-effort or off)`) {
+		t.Errorf("a bad PATHFINDER_COMPATIBILITY: exit %d, %q", code, errOut)
+	}
+	t.Setenv("PATHFINDER_COMPATIBILITY", "")
+	config := filepath.Join(t.TempDir(), "p.toml")
+	write(t, config, []byte("[library.cudart]\ncompatibility = \"loose\"\n"))
+	if _, errOut, code := run(t, "find", "cudart", "--config", config); code != exitUsage || !strings.Contains(errOut, config+`:2:1: library.cudart.compatibility: unknown compatibility mode "loose"`) {
+		t.Errorf("a bad [library.cudart] compatibility: exit %d, %q", code, errOut)
+	}
+}
