@@ -127,14 +127,14 @@ type Finder struct {
 	cacheDir string             // the compilation cache, "" when off
 	results  *resultcache.Store // the result cache
 
-	engine     func() *wasm.Engine // made on first use
-	compat     compatSettings
+	engine func() *wasm.Engine // made on first use
+	compat compatSettings
 	// driverView is the driver as the compatibility check sees it, probed on first use;
 	// driverViewFull also reads the user-space libraries, for Explain's notes.
 	driverView, driverViewFull func() driverView
-	state      compatState
-	engineMade atomic.Pointer[wasm.Engine]
-	sites      siteDiscovery
+	state                      compatState
+	engineMade                 atomic.Pointer[wasm.Engine]
+	sites                      siteDiscovery
 
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
