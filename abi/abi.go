@@ -102,6 +102,10 @@ type Library struct {
 	// them off the plugin wire, so the request a plugin decodes stays as it is.
 	CUDAMajors      map[string]string `json:"-" toml:"cuda_majors"`
 	VersionedAsCUDA bool              `json:"-" toml:"versioned_as_cuda"`
+	// Companions name the entries, of any kind, whose answers must be of this one's CUDA major.minor,
+	// besides those of its own name (nvrtc's headers with nvrtc): libdevice's bitcode with nvvm.
+	// The host's compatibility check reads them; like the two above they stay off the plugin wire.
+	Companions []string `json:"-" toml:"companions"`
 }
 
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic

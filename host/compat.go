@@ -6,6 +6,8 @@ package host
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -287,30 +289,27 @@ func (f *Finder) checkFor(kind Kind, name string, remembered bool) *checked {
 	if c.anchor == nil {
 		c.anchor = f.state.anchor
 	}
-	for _, other := range f.companions(e) {
-		if a, ok := f.state.answers[string(other.Kind)+"\x00"+other.Name]; ok {
+	for k, a := range f.state.answers {
+		kind, name, _ := strings.Cut(k, "\x00")
+		if f.companions(e, Kind(kind), name) {
 			if c.companions == nil {
 				c.companions = map[string]answered{}
 			}
-			c.companions[other.Name] = a
+			c.companions[name] = a
 		}
 	}
 	return c
 }
 
-// companions are the entries whose answers must be of the same CUDA major.minor as e's: the same
-// name of another kind (the cudart library and its headers), and those e names as companions.
-func (f *Finder) companions(e *catalog.Entry) []*catalog.Entry {
-	var out []*catalog.Entry
-	for _, k := range catalog.Kinds {
-		if k.Kind == e.Kind {
-			continue
-		}
-		if o, ok := f.catalog.Lookup(k.Kind, e.Name); ok {
-			out = append(out, o)
-		}
+// companions reports whether the answers of e and of the entry of kind called name must be of one
+// CUDA major.minor: one name of two kinds (the nvrtc library and its headers), or one that names
+// the other as its companion (libdevice's bitcode and nvvm).
+func (f *Finder) companions(e *catalog.Entry, kind Kind, name string) bool {
+	if name == e.Name {
+		return kind != e.Kind
 	}
-	return out
+	other, ok := f.catalog.Lookup(kind, name)
+	return slices.Contains(e.Companions, name) || ok && slices.Contains(other.Companions, e.Name)
 }
 
 // key is what of the check a cached find's answer depends on.
@@ -322,8 +321,8 @@ func (c *checked) key() string {
 	if c.anchor != nil {
 		k += fmt.Sprintf("|anchor %d", c.anchor.v.Major)
 	}
-	for name, a := range c.companions {
-		k += "|" + name + " " + a.v.String()
+	for _, name := range slices.Sorted(maps.Keys(c.companions)) {
+		k += "|" + name + " " + c.companions[name].v.String()
 	}
 	return k
 }
@@ -402,7 +401,8 @@ func (r *run) judge(ct *CandidateTrace, path, real string) judgement {
 		}
 	}
 	mismatch := c.anchor.mismatch(v)
-	for name, a := range c.companions {
+	for _, name := range slices.Sorted(maps.Keys(c.companions)) {
+		a := c.companions[name]
 		if mismatch == "" && a.v.HasMinor && v.HasMinor && (a.v.Major != v.Major || a.v.Minor != v.Minor) {
 			mismatch = fmt.Sprintf("CUDA %s, but its companion %s came from CUDA %s (%s): companions are of one CUDA major.minor", v, name, a.v, a.path)
 		}

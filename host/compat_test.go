@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/compat"
 )
 
@@ -226,5 +227,124 @@ func TestCompatibility_resultCache(t *testing.T) {
 			t.Errorf("run %d repeats an earlier one but searched: its entry was not used", i)
 		}
 		f.Close()
+	}
+}
+
+// Companions are of one CUDA major.minor: after nvvm from a CUDA 12.4 toolkit, libdevice is not taken
+// from a CUDA 12.6 one that comes first, and the nvrtc headers follow nvrtc's toolkit the same way.
+func TestCompatibility_companions(t *testing.T) {
+	tk := func(version string) string {
+		root := t.TempDir()
+		put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "`+version+`"}}`))
+		put(t, root, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+		put(t, root, "nvvm/libdevice/libdevice.10.bc", []byte("BC\xc0\xde"))
+		put(t, root, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+		put(t, root, "include/nvrtc.h", nil)
+		return root
+	}
+	cuda124, cuda126 := tk("12.4.1"), tk("12.6.3")
+	for _, tt := range []struct{ lib, companion string }{{"nvvm", "device"}, {"nvrtc", "nvrtc"}} {
+		t.Run(tt.companion, func(t *testing.T) {
+			kind := Bitcode
+			if tt.companion == "nvrtc" {
+				kind = HeaderDir
+			}
+			// nvvm from CUDA_PATH's 12.4, then the companion with CUDA_PATH at 12.6: the same Finder
+			// passes it over, a fresh one takes it.
+			env := testEnv{"CUDA_PATH": cuda124, "PATHFINDER_DRIVER_VERSION": "580.65.06"}
+			f := newFinder(t, env, "")
+			if lib, err := f.Find(bg, tt.lib); err != nil || lib.CUDA != "12.4" {
+				t.Fatalf("%s: %+v %v", tt.lib, lib, err)
+			}
+			env["CUDA_PATH"], env["CUDA_HOME"] = cuda126, ""
+			_, err := f.FindKind(bg, kind, tt.companion)
+			if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "CUDA 12.6, but its companion "+tt.lib+" came from CUDA 12.4 (") {
+				t.Fatalf("%s after %s 12.4, with only 12.6 to find: %v", tt.companion, tt.lib, err)
+			}
+			if lib, err := newFinder(t, env, "").FindKind(bg, kind, tt.companion); err != nil || lib.CUDA != "12.6" {
+				t.Fatalf("a fresh Finder: %+v %v", lib, err)
+			}
+		})
+	}
+}
+
+// The mode: host.Options, else $PATHFINDER_COMPATIBILITY, else [library.NAME], else [search], else
+// strict.
+func TestCompatibility_precedence(t *testing.T) {
+	site := wheels(t)
+	for _, tt := range []struct {
+		opts      Compatibility
+		env, conf string
+		want      string // the dir the answer is in: cu13 when nothing is checked
+	}{
+		{"", "", "", "cuda_runtime"},
+		{"", "", "[search]\ncompatibility = \"off\"\n", "cu13"},
+		{"", "", "[search]\ncompatibility = \"strict\"\n[library.cudart]\ncompatibility = \"off\"\n", "cu13"},
+		{"", "strict", "[library.cudart]\ncompatibility = \"off\"\n", "cuda_runtime"},
+		{CompatibilityOff, "strict", "", "cu13"},
+		{CompatibilityStrict, "off", "[search]\ncompatibility = \"off\"\n", "cuda_runtime"},
+	} {
+		env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "550.54.14", "PATHFINDER_COMPATIBILITY": tt.env}
+		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), Compatibility: tt.opts}
+		if tt.conf != "" {
+			opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(tt.conf))
+		}
+		f := newFinderOpts(t, opts)
+		lib, err := f.Find(bg, "cudart")
+		if err != nil || !strings.Contains(lib.Path, "/"+tt.want+"/") {
+			t.Errorf("Options %q, $PATHFINDER_COMPATIBILITY %q, config %q: %v %v, want the %s one", tt.opts, tt.env, tt.conf, lib, err, tt.want)
+		}
+	}
+}
+
+// A forward-compatibility libcuda newer than the kernel module is named; taken as the ceiling only
+// when asked, and then the CUDA 13 runtime runs on driver 550's module.
+func TestCompatibility_forward(t *testing.T) {
+	site := wheels(t)
+	report := &driver.Report{State: driver.StateWorking, DriverVersion: "550.54.14", MaxCUDA: "12.4", Setup: driver.SetupNative,
+		UserSpace: []driver.UserSpaceLibrary{{Soname: "libcuda.so.1", Path: "/usr/local/cuda-13.0/compat/libcuda.so.1",
+			RealPath: "/usr/local/cuda-13.0/compat/libcuda.so.580.65.06", Version: "580.65.06", Compat: true}}}
+	for _, assume := range []bool{false, true} {
+		env := testEnv{"PATHFINDER_SITE_PACKAGES": site}
+		f := newFinderOpts(t, Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), Driver: report, AssumeForwardCompatibility: assume})
+		lib, err := f.Find(bg, "cudart")
+		notes := strings.Join(f.Compatibility().Notes, " ")
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case !strings.Contains(notes, "the forward-compatibility libcuda /usr/local/cuda-13.0/compat/libcuda.so.1 (driver 580.65.06)"):
+			t.Errorf("assume %v: the notes do not name it: %q", assume, notes)
+		case assume && (lib.CUDA != "13.0" || f.Compatibility().MaxCUDA != "13.0"):
+			t.Errorf("assumed: %s, CUDA %s, max %s; want the CUDA 13 runtime", lib.Path, lib.CUDA, f.Compatibility().MaxCUDA)
+		case !assume && lib.CUDA != "12.4":
+			t.Errorf("not assumed: %s, CUDA %s; want the CUDA 12 runtime", lib.Path, lib.CUDA)
+		}
+	}
+	env := testEnv{envDriverCompatibility: assumeForward}
+	if s, err := readCompatSettings(Options{}, env.get, ""); err != nil || !s.forward {
+		t.Errorf("$%s=%s: %+v %v", envDriverCompatibility, assumeForward, s, err)
+	}
+}
+
+// What no driver is checked against: a search for another platform with no driver pinned, and the
+// driver's own libraries; Explain searches as a fresh process, with no anchor but a pinned one.
+func TestCompatibility_unchecked(t *testing.T) {
+	site := wheels(t)
+	env := testEnv{"PATHFINDER_SITE_PACKAGES": site}
+	f := newFinderOpts(t, Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), Platform: Platform{OS: "windows", Arch: "amd64"}})
+	if notes := f.Compatibility().Notes; len(notes) != 1 || notes[0] != "no driver check: the search is for windows/amd64, not this machine, and PATHFINDER_DRIVER_VERSION pins no driver" {
+		t.Errorf("--target windows/amd64: notes %q", notes)
+	}
+
+	libcuda := put(t, t.TempDir(), "libcuda.so.1", elfLib(t, "libcuda.so.1"))
+	g := newFinder(t, testEnv{"LD_LIBRARY_PATH": filepath.Dir(libcuda), "PATHFINDER_DRIVER_VERSION": "550.54.14"}, "")
+	if lib, err := g.Find(bg, "cuda"); err != nil || lib.CUDAInfo.CUDA != "" || lib.Compat != "" || len(lib.Notes) != 0 {
+		t.Errorf("the driver's libcuda: %+v %v; want it unchecked and undated", lib, err)
+	}
+
+	h := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "580.65.06"}, "")
+	h.state.anchor = &anchor{v: compat.Version{Major: 12, Minor: 4, HasMinor: true}, name: "cudart", path: "/x/libcudart.so.12"}
+	if ex := h.Explain(bg, DynamicLib, "nvrtc"); ex.Err != nil || !strings.Contains(ex.Result.Path, "/cu13/") || ex.Compatibility.Anchor != "" {
+		t.Errorf("Explain with the Finder anchored at 12.4: %+v %v; want the cu13 nvrtc and no anchor", ex.Result, ex.Err)
 	}
 }

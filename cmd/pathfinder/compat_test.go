@@ -3,8 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/compat"
+	"github.com/pathfinder-dev/pathfinder/internal/cudaversion"
 )
 
 // compatSite is a site-packages with the CUDA 13 and the CUDA 12 runtime wheels, each with the
@@ -86,5 +90,40 @@ func TestFind_incompatible(t *testing.T) {
 	write(t, config, []byte("[library.cudart]\ncompatibility = \"loose\"\n"))
 	if _, errOut, code := run(t, "find", "cudart", "--config", config); code != exitUsage || !strings.Contains(errOut, config+`:2:1: library.cudart.compatibility: unknown compatibility mode "loose"`) {
 		t.Errorf("a bad [library.cudart] compatibility: exit %d, %q", code, errOut)
+	}
+}
+
+// TestDocs_compatibility: docs/compatibility.md's tables name what the code has: each source of a
+// version, and each mode.
+func TestDocs_compatibility(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/compatibility.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(header string) []string {
+		_, table, _ := strings.Cut(string(doc), header)
+		var names []string
+		for _, line := range strings.Split(table, "\n")[2:] {
+			if !strings.HasPrefix(line, "| `") {
+				break
+			}
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+			names = append(names, name)
+		}
+		return names
+	}
+	var sources []string
+	for _, s := range cudaversion.Sources() {
+		sources = append(sources, string(s))
+	}
+	if got := rows("| `version_from` | what it reads |"); !slices.Equal(got, sources) {
+		t.Errorf("docs/compatibility.md lists the sources %v; the code asks %v, in that order", got, sources)
+	}
+	var modes []string
+	for _, m := range compat.Modes {
+		modes = append(modes, string(m))
+	}
+	if got := rows("| mode | what it passes over |"); !slices.Equal(got, modes) {
+		t.Errorf("docs/compatibility.md lists the modes %v; the code has %v", got, modes)
 	}
 }

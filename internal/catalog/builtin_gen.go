@@ -6,7 +6,7 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "63a74deee6fd9bcc4cf61fc35ea1808de5060c914abcc5700edca3159178448b"
+const builtinHash = "b5e2c1fa8f83542b2e7e9d6e051e81b533dc091b7389f1625314c2647825af92"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
@@ -1164,8 +1164,9 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"nvvm/libdevice"},
 		AnchorRelDirsWindows: []string{"nvvm/libdevice"},
 		CanaryAnchors:        []string{"cudart"},
+		Companions:           []string{"nvvm"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1228", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1229", Library: abi.Library{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1173,7 +1174,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1236", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1237", Library: abi.Library{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},

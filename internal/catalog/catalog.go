@@ -235,7 +235,27 @@ func (c *Catalog) check() error {
 			return err
 		}
 	}
+	for _, k := range Kinds {
+		for _, name := range c.names[k.Kind] {
+			e := c.byName[key{k.Kind, name}]
+			for _, other := range e.Companions {
+				if !c.known(other) {
+					return fmt.Errorf("pack %s: %s %q names an unknown companion %q", e.Pack, k.Table, name, other)
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// known reports whether an entry of any kind is called name.
+func (c *Catalog) known(name string) bool {
+	for _, k := range Kinds {
+		if _, ok := c.byName[key{k.Kind, name}]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func hashPacks(packs []Pack) string {

@@ -64,6 +64,15 @@ var sources = [...]struct {
 	{Catalog, fromCatalog},
 }
 
+// Sources lists the sources in the order Of asks them.
+func Sources() []Source {
+	out := make([]Source, len(sources))
+	for i, s := range sources {
+		out[i] = s.from
+	}
+	return out
+}
+
 // Of asks each source in order of trust and returns the first that dates the artifact. Every path it
 // stats, lists or reads is recorded in rec (nil records nothing), absences included, so that a
 // cached answer that holds these observations is exact: a changed or newly created version.json
