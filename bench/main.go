@@ -117,6 +117,9 @@ func run(n int, baseline string) error {
 	for _, args := range [][]string{{"find", "cudart"}, {"find", "nvfatbin"}, append([]string{"find"}, all...)} {
 		pf(warm, args...)().Run() // warm both caches
 	}
+	for _, extra := range []string{"PATHFINDER_DRIVER_VERSION=580.65.06", "PATHFINDER_COMPATIBILITY=off"} {
+		run("pathfinder", append(slices.Clone(env), extra), warm, "find", "cudart")().Run() // each its cache entry
+	}
 	linkEnv := append(slices.Clone(env), "PATHFINDER_SITE_PACKAGES="+linkSite)
 
 	var rs []result
@@ -130,7 +133,12 @@ func run(n int, baseline string) error {
 			return cmd
 		}),
 		procCase("pathfinder version", "≤ 2× hello", "hello-world Go binary", n, pf(warm, "version")),
-		procCase("find cudart, caches warm, nothing changed", "≤ 3× hello", "hello-world Go binary", n, pf(warm, "find", "cudart")))
+		procCase("find cudart, caches warm, nothing changed", "≤ 3× hello", "hello-world Go binary", n, pf(warm, "find", "cudart")),
+		// The compatibility check with a driver to hold answers to, and with it off: what it costs.
+		procCase("find cudart, caches warm, driver 580 pinned", "≤ 3× hello", "hello-world Go binary", n,
+			run("pathfinder", append(slices.Clone(env), "PATHFINDER_DRIVER_VERSION=580.65.06"), warm, "find", "cudart")),
+		procCase("find cudart, caches warm, compatibility off", "≤ 3× hello", "hello-world Go binary", n,
+			run("pathfinder", append(slices.Clone(env), "PATHFINDER_COMPATIBILITY=off"), warm, "find", "cudart")))
 	touch := func(p string) func() *exec.Cmd {
 		mk := pf(warm, "find", "cudart")
 		return func() *exec.Cmd {

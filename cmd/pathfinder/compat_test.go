@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/internal/compat"
 	"github.com/pathfinder-dev/pathfinder/internal/cudaversion"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
 // compatSite is a site-packages with the CUDA 13 and the CUDA 12 runtime wheels, each with the
@@ -125,5 +127,40 @@ func TestDocs_compatibility(t *testing.T) {
 	}
 	if got := rows("| mode | what it passes over |"); !slices.Equal(got, modes) {
 		t.Errorf("docs/compatibility.md lists the modes %v; the code has %v", got, modes)
+	}
+}
+
+// TestFind_cudaOfEveryKind: header sets, binaries, static and bitcode libraries say which CUDA they
+// belong to as libraries do, and a Windows DLL is dated by its VS_VERSIONINFO.
+func TestFind_cudaOfEveryKind(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	write(t, filepath.Join(root, "version.json"), []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_nvcc": {"name": "CUDA NVCC", "version": "12.4.131"}}`))
+	nvcc := filepath.Join(root, "bin", "nvcc")
+	write(t, nvcc+".c", []byte("int main(void) { return 0; }\n"))
+	if out, err := exec.Command("gcc", "-o", nvcc, nvcc+".c").CombinedOutput(); err != nil {
+		t.Skipf("gcc: %v\n%s", err, out)
+	}
+	write(t, filepath.Join(root, "include", "cuda_runtime.h"), nil)
+	write(t, filepath.Join(root, "lib64", "libcudadevrt.a"), []byte("!<arch>\n"))
+	write(t, filepath.Join(root, "nvvm", "libdevice", "libdevice.10.bc"), []byte("BC\xc0\xde"))
+	t.Setenv("CUDA_HOME", root)
+	for _, c := range []struct{ kind, name, version string }{
+		{"binary", "nvcc", "12.4.131"}, {"header-dir", "cudart", ""}, {"static-lib", "cudadevrt", ""}, {"bitcode", "device", ""},
+	} {
+		out, errOut, code := run(t, "find", c.name, "--kind", c.kind, "--json")
+		l := jsonLines[map[string]any](t, out)[0]
+		if code != exitOK || l["cuda"] != "12.4" || l["version_from"] != "toolkit" || (c.version != "") != (l["version"] == c.version) {
+			t.Errorf("find %s --kind %s: exit %d, %s %s", c.name, c.kind, code, out, errOut)
+		}
+	}
+
+	site := t.TempDir()
+	dll := fakepe.DLLWithVersion(0x8664, fakepe.VersionInfo{FileVersion: [4]uint16{6, 14, 11, 12080}, ProductVersion: [4]uint16{6, 14, 11, 12080}})
+	write(t, filepath.Join(site, "nvidia", "cuda_runtime", "bin", "cudart64_12.dll"), dll)
+	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	out, _, code := run(t, "find", "cudart", "--target", "windows/amd64", "--json")
+	if l := jsonLines[map[string]any](t, out)[0]; code != exitOK || l["cuda"] != "12.8" || l["version_from"] != "version-info" {
+		t.Errorf("find cudart --target windows/amd64: exit %d, %s", code, out)
 	}
 }
