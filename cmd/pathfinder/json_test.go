@@ -237,7 +237,7 @@ func TestFindTogether_json(t *testing.T) {
 		}
 	}
 	golden(t, "find-together.json", strings.NewReplacer(cuda, "$CUDA", site, "$SITE").Replace(all.String()))
-	if want := "error is not-found, refused (a file was found and failed validation: message names it and why), load-failed (the loader would not load the file found: message gives the loader's words), unknown, not-available, or, for find --all-from-one-toolkit, mixed-toolkits (no one root holds every name: message names each root and what it lacks)"; !strings.Contains(readme(t), want) {
+	if want := "error is not-found, refused (a file was found and failed validation: message names it and why), load-failed (the loader would not load the file found: message gives the loader's words), incompatible (files were found, and none is of a CUDA the driver runs, or of the CUDA major the answers before it came from: message names the driver, the newest CUDA it runs and each file passed over with why), unknown, not-available, or, for find --all-from-one-toolkit, mixed-toolkits (no one root holds every name of one CUDA major: message names each root and what it lacks, or each name's CUDA)"; !strings.Contains(readme(t), want) {
 		t.Errorf("README lacks %q", want)
 	}
 }
