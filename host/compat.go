@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/compat"
@@ -193,24 +194,11 @@ func forwardCompat(r *driver.Report, windows bool) (forwardLibcuda, bool) {
 			continue
 		}
 		max, ok := driver.MaxCUDAFor(l.Version, windows)
-		if ok && compareCUDA(max, r.MaxCUDA) > 0 {
+		if ok && tables.CompareVersions(max, r.MaxCUDA) > 0 {
 			return forwardLibcuda{l.Path, l.Version, max}, true
 		}
 	}
 	return forwardLibcuda{}, false
-}
-
-// compareCUDA orders two "major.minor" versions; an unparsable one is the smallest.
-func compareCUDA(a, b string) int {
-	va, erra := compat.ParseVersion(a)
-	vb, errb := compat.ParseVersion(b)
-	switch {
-	case erra != nil || errb != nil:
-		return map[bool]int{true: 1, false: -1}[errb != nil && erra == nil]
-	case va.Major != vb.Major:
-		return va.Major - vb.Major
-	}
-	return va.Minor - vb.Minor
 }
 
 // Compatibility is what the Finder's compatibility check knows: the mode of a library that sets none
@@ -278,12 +266,12 @@ func (f *Finder) checkFor(kind Kind, name string, remembered bool) *checked {
 		c.mode = compat.Off // the driver's own libraries are the driver: never checked against it
 		return c
 	}
-	c.driver = f.driverView()
 	c.anchor = f.compat.pinned
 	if !remembered {
 		c.driver = f.driverViewFull()
 		return c
 	}
+	c.driver = f.driverView()
 	f.state.mu.Lock()
 	defer f.state.mu.Unlock()
 	if c.anchor == nil {
