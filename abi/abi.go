@@ -106,6 +106,10 @@ type Library struct {
 	// besides those of its own name (nvrtc's headers with nvrtc): libdevice's bitcode with nvvm.
 	// The host's compatibility check reads them; like the two above they stay off the plugin wire.
 	Companions []string `json:"-" toml:"companions"`
+	// CompanionFiles are files the library loads from its own directory, named for its CUDA
+	// major.minor ("{cuda}": "libnvrtc-builtins.so.{cuda}"): beside a dated candidate, such a file of
+	// another CUDA alone means the library fails where it needs it.
+	CompanionFiles []string `json:"-" toml:"companion_files"`
 }
 
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic

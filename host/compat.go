@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -389,6 +390,9 @@ func (r *run) judge(ct *CandidateTrace, path, real string) judgement {
 		}
 	}
 	mismatch := c.anchor.mismatch(v)
+	if mismatch == "" && v.HasMinor {
+		mismatch = r.companionFiles(path, v)
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.companions)) {
 		a := c.companions[name]
 		if mismatch == "" && a.v.HasMinor && v.HasMinor && (a.v.Major != v.Major || a.v.Minor != v.Minor) {
@@ -404,6 +408,30 @@ func (r *run) judge(ct *CandidateTrace, path, real string) judgement {
 	}
 	ct.Notes = append(ct.Notes, "taken in best-effort mode: "+mismatch)
 	return takeIt
+}
+
+// companionFiles says why the files the library loads from its own directory do not go with a
+// candidate of CUDA v at path, or "": the directory holds such a file of another CUDA only (nvrtc
+// 12.4 beside libnvrtc-builtins.so.12.6 alone fails at its first compile). A directory with none
+// is no mismatch: what such a library lacks is not a question of versions.
+func (r *run) companionFiles(path string, v compat.Version) string {
+	if len(r.e.CompanionFiles) == 0 {
+		return ""
+	}
+	entries, _ := r.rec.ReadDir(filepath.Dir(path))
+	names := make([]string, len(entries))
+	for i, de := range entries {
+		names[i] = de.Name()
+	}
+	for _, pattern := range r.e.CompanionFiles {
+		want := strings.Replace(pattern, "{cuda}", v.String(), 1)
+		prefix, _, _ := strings.Cut(pattern, "{cuda}")
+		others := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !strings.HasPrefix(n, prefix) })
+		if len(others) > 0 && !slices.Contains(names, want) {
+			return fmt.Sprintf("CUDA %s, but beside it are %s, not %s: it loads the one of its own CUDA", v, strings.Join(others, ", "), want)
+		}
+	}
+	return ""
 }
 
 // keptCandidate is a strict search's first undated candidate, taken only when no dated one runs.

@@ -348,3 +348,24 @@ func TestCompatibility_unchecked(t *testing.T) {
 		t.Errorf("Explain with the Finder anchored at 12.4: %+v %v; want the cu13 nvrtc and no anchor", ex.Result, ex.Err)
 	}
 }
+
+// nvrtc loads the builtins of its own CUDA from its directory: a dated nvrtc beside another CUDA's
+// builtins alone is passed over in strict mode, for one beside its own.
+func TestCompatibility_companionFiles(t *testing.T) {
+	wrong, right := t.TempDir(), t.TempDir()
+	for _, root := range []string{wrong, right} {
+		put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}`))
+		put(t, root, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+	}
+	put(t, wrong, "lib64/libnvrtc-builtins.so.12.6", elfLib(t, "libnvrtc-builtins.so.12.6"))
+	put(t, right, "lib64/libnvrtc-builtins.so.12.4", elfLib(t, "libnvrtc-builtins.so.12.4"))
+	f := newFinder(t, testEnv{"CUDA_PATH": wrong, "CUDA_HOME": right, "PATHFINDER_DRIVER_VERSION": "550.54.14"}, "[library.nvrtc]\norder = [\"envroots\", \"canary\"]\n")
+	_, err := f.Find(bg, "nvrtc")
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "CUDA 12.4, but beside it are libnvrtc-builtins.so.12.6, not libnvrtc-builtins.so.12.4: it loads the one of its own CUDA") {
+		t.Fatalf("nvrtc 12.4 beside the 12.6 builtins: %v", err)
+	}
+	f = newFinder(t, testEnv{"CUDA_PATH": right, "PATHFINDER_DRIVER_VERSION": "550.54.14"}, "")
+	if lib, err := f.Find(bg, "nvrtc"); err != nil || lib.CUDA != "12.4" {
+		t.Fatalf("nvrtc 12.4 beside its own builtins: %+v %v", lib, err)
+	}
+}

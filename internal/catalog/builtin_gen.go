@@ -6,7 +6,7 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "b5e2c1fa8f83542b2e7e9d6e051e81b533dc091b7389f1625314c2647825af92"
+const builtinHash = "e2eade4b47094072655ab149203d0603f1cc186e7a06a410400c9790009ea799"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
@@ -62,8 +62,9 @@ var builtinEntries = [...]Entry{
 		RequiresAddDLLDirectory:  true,
 		CUDAMajors:               map[string]string{"libnvrtc.so.12": "12", "libnvrtc.so.13": "13", "nvrtc64_120_0.dll": "12", "nvrtc64_130_0.dll": "13"},
 		VersionedAsCUDA:          true,
+		CompanionFiles:           []string{"libnvrtc-builtins.so.{cuda}"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:106", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:107", Library: abi.Library{
 		Name:                     "nvvm",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvvm.so.4", "libnvvm.so"},
@@ -75,7 +76,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"nvvm/bin/*", "nvvm/bin"},
 		CanaryAnchors:            []string{"cudart"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:118", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:119", Library: abi.Library{
 		Name:                     "cublas",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcublas.so.13", "libcublas.so.12"},
@@ -88,7 +89,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"cublasLt"},
 		CUDAMajors:               map[string]string{"cublas64_12.dll": "12", "cublas64_13.dll": "13", "libcublas.so.12": "12", "libcublas.so.13": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:131", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:132", Library: abi.Library{
 		Name:                     "cublasLt",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcublasLt.so.13", "libcublasLt.so.12"},
@@ -100,7 +101,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		CUDAMajors:               map[string]string{"cublasLt64_12.dll": "12", "cublasLt64_13.dll": "13", "libcublasLt.so.12": "12", "libcublasLt.so.13": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:143", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:144", Library: abi.Library{
 		Name:                     "cufft",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcufft.so.12", "libcufft.so.11"},
@@ -113,7 +114,7 @@ var builtinEntries = [...]Entry{
 		RequiresAddDLLDirectory:  true,
 		CUDAMajors:               map[string]string{"cufft64_11.dll": "12", "cufft64_12.dll": "13", "libcufft.so.11": "12", "libcufft.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:156", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:157", Library: abi.Library{
 		Name:                     "cufftw",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcufftw.so.12", "libcufftw.so.11"},
@@ -126,7 +127,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"cufft"},
 		CUDAMajors:               map[string]string{"cufftw64_11.dll": "12", "cufftw64_12.dll": "13", "libcufftw.so.11": "12", "libcufftw.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:169", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:170", Library: abi.Library{
 		Name:                     "curand",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcurand.so.10"},
@@ -137,7 +138,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:180", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:181", Library: abi.Library{
 		Name:                     "cusolver",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusolver.so.12", "libcusolver.so.11"},
@@ -150,7 +151,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nvJitLink", "cusparse", "cublasLt", "cublas"},
 		CUDAMajors:               map[string]string{"cusolver64_12.dll": "13", "libcusolver.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:193", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:194", Library: abi.Library{
 		Name:                     "cusolverMg",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusolverMg.so.12", "libcusolverMg.so.11"},
@@ -163,7 +164,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nvJitLink", "cublasLt", "cublas"},
 		CUDAMajors:               map[string]string{"cusolverMg64_12.dll": "13", "libcusolverMg.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:206", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:207", Library: abi.Library{
 		Name:                     "cusparse",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusparse.so.12"},
@@ -175,7 +176,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:218", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:219", Library: abi.Library{
 		Name:                     "nppc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppc.so.13", "libnppc.so.12"},
@@ -187,7 +188,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		CUDAMajors:               map[string]string{"libnppc.so.12": "12", "libnppc.so.13": "13", "nppc64_12.dll": "12", "nppc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:230", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:231", Library: abi.Library{
 		Name:                     "nppial",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppial.so.13", "libnppial.so.12"},
@@ -200,7 +201,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppial.so.12": "12", "libnppial.so.13": "13", "nppial64_12.dll": "12", "nppial64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:243", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:244", Library: abi.Library{
 		Name:                     "nppicc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppicc.so.13", "libnppicc.so.12"},
@@ -213,7 +214,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppicc.so.12": "12", "libnppicc.so.13": "13", "nppicc64_12.dll": "12", "nppicc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:256", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:257", Library: abi.Library{
 		Name:                     "nppidei",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppidei.so.13", "libnppidei.so.12"},
@@ -226,7 +227,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppidei.so.12": "12", "libnppidei.so.13": "13", "nppidei64_12.dll": "12", "nppidei64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:269", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:270", Library: abi.Library{
 		Name:                     "nppif",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppif.so.13", "libnppif.so.12"},
@@ -239,7 +240,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppif.so.12": "12", "libnppif.so.13": "13", "nppif64_12.dll": "12", "nppif64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:282", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:283", Library: abi.Library{
 		Name:                     "nppig",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppig.so.13", "libnppig.so.12"},
@@ -252,7 +253,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppig.so.12": "12", "libnppig.so.13": "13", "nppig64_12.dll": "12", "nppig64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:295", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:296", Library: abi.Library{
 		Name:                     "nppim",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppim.so.13", "libnppim.so.12"},
@@ -265,7 +266,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppim.so.12": "12", "libnppim.so.13": "13", "nppim64_12.dll": "12", "nppim64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:308", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:309", Library: abi.Library{
 		Name:                     "nppist",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppist.so.13", "libnppist.so.12"},
@@ -278,7 +279,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppist.so.12": "12", "libnppist.so.13": "13", "nppist64_12.dll": "12", "nppist64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:321", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:322", Library: abi.Library{
 		Name:                     "nppisu",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppisu.so.13", "libnppisu.so.12"},
@@ -291,7 +292,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppisu.so.12": "12", "libnppisu.so.13": "13", "nppisu64_12.dll": "12", "nppisu64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:334", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:335", Library: abi.Library{
 		Name:                     "nppitc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppitc.so.13", "libnppitc.so.12"},
@@ -304,7 +305,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppitc.so.12": "12", "libnppitc.so.13": "13", "nppitc64_12.dll": "12", "nppitc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:347", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:348", Library: abi.Library{
 		Name:                     "npps",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnpps.so.13", "libnpps.so.12"},
@@ -317,7 +318,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnpps.so.12": "12", "libnpps.so.13": "13", "npps64_12.dll": "12", "npps64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:360", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:361", Library: abi.Library{
 		Name:                     "nvblas",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvblas.so.13", "libnvblas.so.12"},
@@ -330,7 +331,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"cublas", "cublasLt"},
 		CUDAMajors:               map[string]string{"libnvblas.so.12": "12", "libnvblas.so.13": "13", "nvblas64_12.dll": "12", "nvblas64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:373", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:374", Library: abi.Library{
 		Name:                     "nvjpeg",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvjpeg.so.13", "libnvjpeg.so.12"},
@@ -342,7 +343,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		CUDAMajors:               map[string]string{"libnvjpeg.so.12": "12", "libnvjpeg.so.13": "13", "nvjpeg64_12.dll": "12", "nvjpeg64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:385", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:386", Library: abi.Library{
 		Name:                 "cufile",
 		PackagedWith:         "ctk",
 		LinuxSonames:         []string{"libcufile.so.0"},
@@ -350,7 +351,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:393", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:394", Library: abi.Library{
 		Name:                     "cupti",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcupti.so.13", "libcupti.so.12"},
@@ -364,7 +365,7 @@ var builtinEntries = [...]Entry{
 		CUDAMajors:               map[string]string{"cupti64_2024.1.1.dll": "12", "cupti64_2024.3.2.dll": "12", "cupti64_2025.3.1.dll": "13", "libcupti.so.12": "12", "libcupti.so.13": "13"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:407", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:408", Library: abi.Library{
 		Name:                 "cudla",
 		PackagedWith:         "ctk",
 		LinuxSonames:         []string{"libcudla.so.1"},
@@ -374,7 +375,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/arm64"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:417", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:418", Library: abi.Library{
 		Name:                 "cublasmp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcublasmp.so.0"},
@@ -383,7 +384,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt", "nvshmem_host"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:426", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:427", Library: abi.Library{
 		Name:                 "cufftMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcufftMp.so.12", "libcufftMp.so.11"},
@@ -393,7 +394,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:         []string{"nvshmem_host"},
 		RequiresRTLDDeepbind: true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:436", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:437", Library: abi.Library{
 		Name:                 "cusolverMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcusolverMp.so.0"},
@@ -402,7 +403,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cudart", "cusolver", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:445", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:446", Library: abi.Library{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libmathdx.so.0"},
@@ -413,7 +414,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"nvrtc"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:456", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:457", Library: abi.Library{
 		Name:                 "cudss",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudss.so.1", "libcudss.so.0"},
@@ -425,7 +426,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:         []string{"cublas", "cublasLt"},
 		OptionalDependencies: []string{"nvrtc"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:468", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:469", Library: abi.Library{
 		Name:                    "cudnn",
 		PackagedWith:            "other",
 		LinuxSonames:            []string{"libcudnn.so.9"},
@@ -440,7 +441,7 @@ var builtinEntries = [...]Entry{
 		OptionalDependencies:    []string{"nvrtc"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:485", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:486", Library: abi.Library{
 		Name:                     "cusparseLt",
 		PackagedWith:             "other",
 		LinuxSonames:             []string{"libcusparseLt.so.0"},
@@ -451,7 +452,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:496", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:497", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensor.so.2"},
@@ -462,7 +463,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:507", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:508", Library: abi.Library{
 		Name:                 "cutensorMg",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMg.so.2"},
@@ -473,7 +474,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:518", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:519", Library: abi.Library{
 		Name:                 "cutensorMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMp.so.2"},
@@ -482,7 +483,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt", "cudart", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:527", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:528", Library: abi.Library{
 		Name:                 "cudensitymat",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudensitymat.so.0"},
@@ -491,7 +492,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensornet", "cutensor", "cusolver", "cublasLt", "cublas", "curand", "cusparse", "nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:536", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:537", Library: abi.Library{
 		Name:                 "cupauliprop",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcupauliprop.so.0"},
@@ -499,7 +500,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:544", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:545", Library: abi.Library{
 		Name:                 "cutensornet",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensornet.so.2"},
@@ -508,7 +509,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublas", "cusolver"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:553", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:554", Library: abi.Library{
 		Name:                 "custabilizer",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustabilizer.so.0"},
@@ -516,7 +517,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:561", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:562", Library: abi.Library{
 		Name:                 "custatevec",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustatevec.so.1"},
@@ -525,7 +526,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:570", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:571", Library: abi.Library{
 		Name:                 "nccl",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnccl.so.2"},
@@ -535,7 +536,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars:   []string{"NCCL_HOME"},
 		InstallRootRelDirs:   []string{"lib", "lib64", "build/lib"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:580", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:581", Library: abi.Library{
 		Name:                 "nvpl_fftw",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvpl_fftw.so.0"},
@@ -543,7 +544,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:588", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:589", Library: abi.Library{
 		Name:                 "nvshmem_host",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvshmem_host.so.3"},
@@ -551,7 +552,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:596", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:597", Library: abi.Library{
 		Name:                 "cuda",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libcuda.so.1"},
@@ -559,14 +560,14 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:604", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:605", Library: abi.Library{
 		Name:                 "nvcudla",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvcudla.so"},
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:611", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:612", Library: abi.Library{
 		Name:                 "nvml",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvidia-ml.so.1"},
@@ -574,7 +575,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:624", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:625", Library: abi.Library{
 		Name:                 "cccl",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda/std/version"},
@@ -587,7 +588,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include/targets/x64/cccl", "include/targets/x64", "include/cccl", "include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:637", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:638", Library: abi.Library{
 		Name:                 "cublas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cublas.h"},
@@ -600,7 +601,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:650", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:651", Library: abi.Library{
 		Name:                 "cudart",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_runtime.h"},
@@ -614,7 +615,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:664", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:665", Library: abi.Library{
 		Name:                 "cufft",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cufft.h"},
@@ -627,7 +628,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:677", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:678", Library: abi.Library{
 		Name:               "cufile",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cufile.h"},
@@ -636,7 +637,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:686", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:687", Library: abi.Library{
 		Name:                 "curand",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"curand.h"},
@@ -649,7 +650,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:699", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:700", Library: abi.Library{
 		Name:                 "cusolver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusolverDn.h"},
@@ -662,7 +663,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:712", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:713", Library: abi.Library{
 		Name:                 "cusparse",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusparse.h"},
@@ -675,7 +676,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:725", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:726", Library: abi.Library{
 		Name:                 "npp",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"npp.h"},
@@ -688,7 +689,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:738", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:739", Library: abi.Library{
 		Name:                 "profiler",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_profiler_api.h"},
@@ -701,7 +702,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:751", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:752", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary_section.h"},
@@ -715,7 +716,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:765", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:766", Library: abi.Library{
 		Name:                 "nvfatbin",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvFatbin.h"},
@@ -729,7 +730,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:779", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:780", Library: abi.Library{
 		Name:                 "nvjitlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvJitLink.h"},
@@ -743,7 +744,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:793", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:794", Library: abi.Library{
 		Name:                 "nvjpeg",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvjpeg.h"},
@@ -756,7 +757,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:806", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:807", Library: abi.Library{
 		Name:                 "nvrtc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvrtc.h"},
@@ -770,7 +771,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:820", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:821", Library: abi.Library{
 		Name:                 "nvvm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvvm.h"},
@@ -783,7 +784,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:833", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:834", Library: abi.Library{
 		Name:               "cudla",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cudla.h"},
@@ -792,7 +793,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:842", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:843", Library: abi.Library{
 		Name:               "cusolverMp",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cusolverMp.h"},
@@ -800,7 +801,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/cu13/include", "nvidia/cu12/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:850", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:851", Library: abi.Library{
 		Name:                 "cusparseLt",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cusparseLt.h"},
@@ -812,7 +813,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:862", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:863", Library: abi.Library{
 		Name:                 "cute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cute/tensor.hpp"},
@@ -824,7 +825,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:874", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:875", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutensor.h"},
@@ -836,7 +837,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:886", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:887", Library: abi.Library{
 		Name:               "cudensitymat",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cudensitymat.h"},
@@ -844,7 +845,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:894", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:895", Library: abi.Library{
 		Name:               "cupauliprop",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cupauliprop.h"},
@@ -852,7 +853,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:902", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:903", Library: abi.Library{
 		Name:               "cutensornet",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cutensornet.h"},
@@ -860,7 +861,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:910", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:911", Library: abi.Library{
 		Name:               "custabilizer",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custabilizer.h"},
@@ -868,7 +869,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:918", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:919", Library: abi.Library{
 		Name:               "custatevec",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custatevec.h"},
@@ -876,7 +877,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:926", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:927", Library: abi.Library{
 		Name:                 "cutlass",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutlass/cutlass.h"},
@@ -888,7 +889,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:938", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:939", Library: abi.Library{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"libmathdx.h"},
@@ -900,7 +901,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:950", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:951", Library: abi.Library{
 		Name:               "nvshmem",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nvshmem.h"},
@@ -908,7 +909,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nvshmem/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:958", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:959", Library: abi.Library{
 		Name:               "nccl",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nccl.h"},
@@ -918,7 +919,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars: []string{"NCCL_HOME"},
 		InstallRootRelDirs: []string{"include", "build/include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:968", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:969", Library: abi.Library{
 		Name:                    "cudnn",
 		PackagedWith:            "other",
 		LinuxFiles:              []string{"cudnn.h"},
@@ -933,7 +934,7 @@ var builtinEntries = [...]Entry{
 		InstallRootRelDirs:      []string{"include"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:988", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:989", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvcc"},
@@ -946,7 +947,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1001", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1002", Library: abi.Library{
 		Name:                 "nvdisasm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvdisasm"},
@@ -959,7 +960,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1014", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1015", Library: abi.Library{
 		Name:                 "cuobjdump",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuobjdump"},
@@ -972,7 +973,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1027", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1028", Library: abi.Library{
 		Name:                 "nvprune",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprune"},
@@ -985,7 +986,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1040", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1041", Library: abi.Library{
 		Name:                 "fatbinary",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary"},
@@ -998,7 +999,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1053", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1054", Library: abi.Library{
 		Name:                 "bin2c",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"bin2c"},
@@ -1011,7 +1012,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1066", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1067", Library: abi.Library{
 		Name:                 "nvlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvlink"},
@@ -1024,7 +1025,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1079", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1080", Library: abi.Library{
 		Name:                 "cuda-gdb",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdb"},
@@ -1037,7 +1038,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1092", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1093", Library: abi.Library{
 		Name:                 "cuda-gdbserver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdbserver"},
@@ -1050,7 +1051,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1105", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1106", Library: abi.Library{
 		Name:                 "compute-sanitizer",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"compute-sanitizer"},
@@ -1063,7 +1064,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1118", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1119", Library: abi.Library{
 		Name:                 "nvprof",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprof"},
@@ -1076,7 +1077,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1131", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1132", Library: abi.Library{
 		Name:                 "nsys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsys"},
@@ -1088,7 +1089,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1143", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1144", Library: abi.Library{
 		Name:                 "nsight-sys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-sys"},
@@ -1100,7 +1101,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1155", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1156", Library: abi.Library{
 		Name:                 "ncu",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"ncu"},
@@ -1112,7 +1113,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1167", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1168", Library: abi.Library{
 		Name:                 "nsight-compute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-compute"},
@@ -1124,7 +1125,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1179", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1180", Library: abi.Library{
 		Name:                 "ptxas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"ptxas"},
@@ -1137,7 +1138,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1196", Library: abi.Library{
+	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1197", Library: abi.Library{
 		Name:                     "cudadevrt",
 		PackagedWith:             "ctk",
 		LinuxFiles:               []string{"libcudadevrt.a"},
@@ -1152,7 +1153,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"lib/{triple}"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1215", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1216", Library: abi.Library{
 		Name:                 "device",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"libdevice.10.bc"},
@@ -1166,7 +1167,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		Companions:           []string{"nvvm"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1229", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1230", Library: abi.Library{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1174,7 +1175,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1237", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1238", Library: abi.Library{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},

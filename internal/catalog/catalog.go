@@ -145,6 +145,8 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Library))
 	case badCUDAMajor(&l.Library) != "":
 		return fmt.Errorf("pack %s: %s %q: %s", where, table, l.Name, badCUDAMajor(&l.Library))
+	case slices.ContainsFunc(l.CompanionFiles, func(f string) bool { return strings.Count(f, "{cuda}") != 1 || strings.ContainsAny(f, "/\\") }):
+		return fmt.Errorf("pack %s: %s %q: each of companion_files is a file name with {cuda} in it once, such as \"libnvrtc-builtins.so.{cuda}\"", where, table, l.Name)
 	}
 	k := key{kind, l.Name}
 	if old, ok := c.byName[k]; ok && !l.Replaces {
