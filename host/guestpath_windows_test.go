@@ -25,7 +25,7 @@ func TestFind_windowsHost(t *testing.T) {
 		{"cudart", cudart, "CUDA_PATH"},
 	} {
 		f := newFinder(t, env, "")
-		ex, _, obs := f.searchAll(bg, DynamicLib, tt.name, findFirst)
+		ex, _, obs := f.searchAll(bg, DynamicLib, tt.name, findFirst, f.checkFor(DynamicLib, tt.name, true))
 		if ex.Err != nil || ex.Result == nil || ex.Result.Path != tt.want || ex.Result.FoundVia != tt.via {
 			t.Fatalf("find %s = %+v, %v; want %s via %s\n%+v", tt.name, ex.Result, ex.Err, tt.want, tt.via, ex.Steps)
 		}
