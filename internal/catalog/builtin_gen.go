@@ -6,7 +6,7 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "63a74deee6fd9bcc4cf61fc35ea1808de5060c914abcc5700edca3159178448b"
+const builtinHash = "391f2884fcbfcab3ce72256e4aac41f313168c6a7f4b14017166dd268766266c"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
@@ -933,7 +933,7 @@ var builtinEntries = [...]Entry{
 		InstallRootRelDirs:      []string{"include"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:988", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:989", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvcc"},
@@ -944,9 +944,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1001", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1003", Library: abi.Library{
 		Name:                 "nvdisasm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvdisasm"},
@@ -957,9 +958,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1014", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1017", Library: abi.Library{
 		Name:                 "cuobjdump",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuobjdump"},
@@ -970,9 +972,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1027", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1031", Library: abi.Library{
 		Name:                 "nvprune",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprune"},
@@ -983,9 +986,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1040", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1045", Library: abi.Library{
 		Name:                 "fatbinary",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary"},
@@ -996,9 +1000,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1053", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1059", Library: abi.Library{
 		Name:                 "bin2c",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"bin2c"},
@@ -1009,9 +1014,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1066", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1073", Library: abi.Library{
 		Name:                 "nvlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvlink"},
@@ -1022,9 +1028,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1079", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1087", Library: abi.Library{
 		Name:                 "cuda-gdb",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdb"},
@@ -1035,9 +1042,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1092", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1101", Library: abi.Library{
 		Name:                 "cuda-gdbserver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdbserver"},
@@ -1048,9 +1056,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1105", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1115", Library: abi.Library{
 		Name:                 "compute-sanitizer",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"compute-sanitizer"},
@@ -1061,9 +1070,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1118", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1129", Library: abi.Library{
 		Name:                 "nvprof",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprof"},
@@ -1074,9 +1084,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1131", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1143", Library: abi.Library{
 		Name:                 "nsys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsys"},
@@ -1087,8 +1098,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_systems/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1143", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1156", Library: abi.Library{
 		Name:                 "nsight-sys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-sys"},
@@ -1099,8 +1111,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_systems/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1155", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1169", Library: abi.Library{
 		Name:                 "ncu",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"ncu"},
@@ -1111,8 +1124,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_compute/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1167", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1182", Library: abi.Library{
 		Name:                 "nsight-compute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-compute"},
@@ -1123,8 +1137,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_compute/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1179", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1195", Library: abi.Library{
 		Name:                 "ptxas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"ptxas"},
@@ -1135,9 +1150,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1196", Library: abi.Library{
+	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1213", Library: abi.Library{
 		Name:                     "cudadevrt",
 		PackagedWith:             "ctk",
 		LinuxFiles:               []string{"libcudadevrt.a"},
@@ -1152,7 +1168,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"lib/{triple}"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1215", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1232", Library: abi.Library{
 		Name:                 "device",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"libdevice.10.bc"},
@@ -1165,7 +1181,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/libdevice"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1228", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1245", Library: abi.Library{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1173,7 +1189,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1236", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1253", Library: abi.Library{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},

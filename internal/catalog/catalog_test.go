@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,6 +91,28 @@ func TestBuiltinPack(t *testing.T) {
 	cudnn, _ := c.Lookup(abi.KindDynamicLib, "cudnn")
 	if strings.Join(cudnn.InstallRootEnvVars, ",") != "CUDNN_PATH" || strings.Join(cudnn.OptionalDependencies, ",") != "nvrtc" {
 		t.Errorf("cudnn %+v", cudnn.Library)
+	}
+}
+
+// TestBuiltinPack_canaries holds the pack to cuda.pathfinder's use of the CTK-root canary: every binary
+// utility (find_nvidia_binary_utility's fallback since 1.6.0), and the header sets that ship with the
+// toolkit (use_ctk_root_canary is true for each "ctk" header descriptor and false for each "other").
+func TestBuiltinPack_canaries(t *testing.T) {
+	c, err := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []abi.Kind{abi.KindBinary, abi.KindHeaderDir} {
+		for _, name := range c.Names(kind) {
+			e, _ := c.Lookup(kind, name)
+			var want []string
+			if kind == abi.KindBinary || e.PackagedWith == "ctk" {
+				want = []string{"cudart"}
+			}
+			if !slices.Equal(e.CanaryAnchors, want) {
+				t.Errorf("%s %s: canaries %q, want %q", kind, name, e.CanaryAnchors, want)
+			}
+		}
 	}
 }
 
