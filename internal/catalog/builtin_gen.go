@@ -6,7 +6,7 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "391f2884fcbfcab3ce72256e4aac41f313168c6a7f4b14017166dd268766266c"
+const builtinHash = "531f81ac7e70e7b190d996879994a72275c30bcdbda9dbf1f01876279cb77dac"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
@@ -72,7 +72,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:      []string{"nvidia/cu13/bin/x86_64", "nvidia/cuda_nvcc/nvvm/bin"},
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"nvvm/lib64"},
-		AnchorRelDirsWindows:     []string{"nvvm/bin/*", "nvvm/bin"},
+		AnchorRelDirsWindows:     []string{"nvvm/bin/{triple}", "nvvm/bin"},
 		CanaryAnchors:            []string{"cudart"},
 	}},
 	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:118", Library: abi.Library{

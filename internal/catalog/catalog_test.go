@@ -39,6 +39,8 @@ func TestBuiltinPack(t *testing.T) {
 		{abi.KindDynamicLib, "nvvm", linux, "libnvvm.so.4 libnvvm.so", true, "nvvm/lib64"},
 		{abi.KindDynamicLib, "cufftMp", linux, "libcufftMp.so.12 libcufftMp.so.11", true, "lib64 lib"},
 		{abi.KindDynamicLib, "cudart", windows, "cudart64_13.dll cudart64_12.dll", true, "bin/x64 bin"},
+		{abi.KindDynamicLib, "nvvm", windows, "nvvm70.dll nvvm64_40_0.dll nvvm64.dll", true, "nvvm/bin/x64 nvvm/bin"},
+		{abi.KindDynamicLib, "nvvm", winArm, "nvvm70.dll nvvm64_40_0.dll nvvm64.dll", true, "nvvm/bin/arm64 nvvm/bin"},
 		{abi.KindDynamicLib, "cufile", windows, "", false, ""},
 		{abi.KindDynamicLib, "cudart", winArm, "cudart64_13.dll cudart64_12.dll", true, "bin/arm64 bin"},
 		{abi.KindDynamicLib, "cupti", winArm, strings.Join(dynLib(c, "cupti").WindowsDLLs, " "), true, "extras/CUPTI/lib64 bin/arm64 bin"},
