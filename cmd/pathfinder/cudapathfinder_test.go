@@ -2,6 +2,8 @@ package main
 
 import (
 	"debug/pe"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,4 +56,48 @@ func TestFind_nvvmWindowsDirs(t *testing.T) {
 		{"nvvm/bin/x64 alone, CUDA_PATH", []string{"CUDA_PATH=" + x64Only}, "find nvvm --target windows/amd64", dll(x64Only, "nvvm/bin/x64"), exitOK},
 		{"nvvm/bin/x64 alone, conda", []string{"CONDA_PREFIX=" + conda}, "find nvvm --target windows/amd64", dll(conda, "Library/nvvm/bin/x64"), exitOK},
 	})
+}
+
+// TestFind_listsWhatADirectoryHolds: a toolkit directory that holds none of the files is named with
+// what it does hold, in explain and in the --json attempts, bounded and escaped, as cuda.pathfinder's
+// error lists it: README.txt where libcudadevrt.a was expected.
+func TestFind_listsWhatADirectoryHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := noCgoBinary(t)
+	isolate(t)
+	root := t.TempDir()
+	write(t, filepath.Join(root, "lib64", "README.txt"), nil)
+	write(t, filepath.Join(root, "lib", "evil\x1b[31mred"), nil)
+	for i := range 24 {
+		write(t, filepath.Join(root, "lib", fmt.Sprintf("f%02d", i)), nil)
+	}
+	write(t, filepath.Join(root, "nvvm", "libdevice", "README.txt"), nil)
+	env := []string{"CUDA_PATH=" + root}
+	out, _, code := runBin(t, bin, env, "find", "cudadevrt", "--kind", "static-lib", "--json")
+	var got struct {
+		Error    string
+		Attempts []struct{ Step, Path, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitNotFound || got.Error != "not-found" {
+		t.Fatalf("find cudadevrt --json: exit %d, %v: %s", code, err, out)
+	}
+	want := map[string]string{
+		filepath.Join(root, "lib64"): "none of libcudadevrt.a; it holds README.txt",
+		filepath.Join(root, "lib"): `none of libcudadevrt.a; it holds evil\x1b[31mred, f00, f01, f02, f03, f04, f05, f06, f07, f08, ` +
+			"f09, f10, f11, f12, f13, f14, f15, f16, f17, f18, and 5 more",
+	}
+	for _, a := range got.Attempts {
+		if w, ok := want[a.Path]; ok && a.Step == "envroots" && a.Reason == w {
+			delete(want, a.Path)
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("attempts lack %q:\n%s", want, out)
+	}
+	out, _, _ = runBin(t, bin, env, "explain", "device", "--kind", "bitcode")
+	if line := "· " + filepath.Join(root, "nvvm", "libdevice") + "  none of libdevice.10.bc; it holds README.txt\n"; !strings.Contains(out, line) {
+		t.Fatalf("explain device --kind bitcode lacks %q:\n%s", line, out)
+	}
 }
