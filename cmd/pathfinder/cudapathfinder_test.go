@@ -4,6 +4,7 @@ import (
 	"debug/pe"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +100,41 @@ func TestFind_listsWhatADirectoryHolds(t *testing.T) {
 	out, _, _ = runBin(t, bin, env, "explain", "device", "--kind", "bitcode")
 	if line := "· " + filepath.Join(root, "nvvm", "libdevice") + "  none of libdevice.10.bc; it holds README.txt\n"; !strings.Contains(out, line) {
 		t.Fatalf("explain device --kind bitcode lacks %q:\n%s", line, out)
+	}
+}
+
+// TestFind_binariesThroughTheCanary: with only the loader's cudart to go by (R/lib64 on
+// LD_LIBRARY_PATH), every binary utility is found in its toolkit root's bin, as cuda.pathfinder
+// 1.6.0 finds them (PR #2196), and so is a header set of the toolkit; another product's is not.
+func TestFind_binariesThroughTheCanary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := noCgoBinary(t)
+	isolate(t)
+	root := t.TempDir()
+	gccLib(t, filepath.Join(root, "lib64", "libcudart.so.13"), "libcudart.so.13")
+	write(t, filepath.Join(root, "include", "cuda_runtime.h"), nil)
+	write(t, filepath.Join(root, "include", "cutlass", "cutlass.h"), nil)
+	out, _, _ := run(t, "list", "--kind", "binary", "--json")
+	env := []string{"LD_LIBRARY_PATH=" + filepath.Join(root, "lib64")}
+	var cases []findCase
+	for _, b := range jsonLines[struct{ Name string }](t, out) {
+		exe := write(t, filepath.Join(root, "bin", b.Name), []byte("#!/bin/sh\n"))
+		os.Chmod(exe, 0o755)
+		cases = append(cases, findCase{b.Name, env, "find " + b.Name + " --kind binary", exe, exitOK})
+	}
+	if len(cases) < 16 {
+		t.Fatalf("%d binaries listed", len(cases))
+	}
+	cases = append(cases,
+		findCase{"a toolkit header set", env, "find cudart --kind header-dir", filepath.Join(root, "include"), exitOK},
+		findCase{"another product's header set", env, "find cutlass --kind header-dir", `"cutlass" not found`, exitNotFound},
+	)
+	runFindCases(t, bin, cases)
+
+	out, _, _ = runBin(t, bin, env, "find", "nvcc", "--kind", "binary", "--json")
+	if !strings.Contains(out, `"found_via":"system-ctk-root","step":"canary"`) {
+		t.Fatalf("find nvcc --json: %s", out)
 	}
 }
