@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,5 +137,80 @@ func TestFind_binariesThroughTheCanary(t *testing.T) {
 	out, _, _ = runBin(t, bin, env, "find", "nvcc", "--kind", "binary", "--json")
 	if !strings.Contains(out, `"found_via":"system-ctk-root","step":"canary"`) {
 		t.Fatalf("find nvcc --json: %s", out)
+	}
+}
+
+// TestFind_pythonSiteRules: the wheels step searches the site-packages a real Python would, in its
+// order: the user site before an installation's (PEP 370), after a venv's own where the venv was made
+// with --system-site-packages (then its base's), never in a venv made without, nor with
+// PYTHONNOUSERSITE; explain says where each site comes from and why one was not searched. The venvs
+// are python3 -m venv's, the user site under a test HOME.
+func TestFind_pythonSiteRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := noCgoBinary(t)
+	home := isolate(t)
+	python, err := exec.LookPath("python3") // isolate's PATH: the system's own
+	if err != nil {
+		t.Skip("no python3")
+	}
+	version, err := exec.Command(python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	venv := func(name string, args ...string) string {
+		v := filepath.Join(dir, name)
+		if out, err := exec.Command(python, append([]string{"-m", "venv", "--without-pip", v}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("venv: %v\n%s", err, out)
+		}
+		return v
+	}
+	isolated, system := venv("isolated"), venv("system", "--system-site-packages")
+	cudart := func(site string) string {
+		p := filepath.Join(site, "nvidia", "cu13", "lib", "libcudart.so.13")
+		gccLib(t, p, "libcudart.so.13")
+		return p
+	}
+	user := cudart(filepath.Join(home, ".local", "lib", "python"+strings.TrimSpace(string(version)), "site-packages"))
+	// An installation and a venv of it with the system site packages, laid out as Python's: their
+	// own cudart each, so that the order shows.
+	base := filepath.Join(dir, "base")
+	write(t, filepath.Join(base, "bin", "python3"), []byte("\x7fELF"))
+	os.Chmod(filepath.Join(base, "bin", "python3"), 0o755)
+	baseCudart := cudart(filepath.Join(base, "lib", "python3.12", "site-packages"))
+	ofBase := filepath.Join(dir, "of-base")
+	write(t, filepath.Join(ofBase, "pyvenv.cfg"), []byte("home = "+filepath.Join(base, "bin")+"\ninclude-system-site-packages = true\n"))
+	os.MkdirAll(filepath.Join(ofBase, "lib", "python3.12", "site-packages"), 0o755)
+
+	noUser := "PYTHONNOUSERSITE=1"
+	runFindCases(t, bin, []findCase{
+		{"an installation: the user site first", []string{"PATH=" + filepath.Join(base, "bin")}, "find cudart", user, exitOK},
+		{"an installation, PYTHONNOUSERSITE", []string{"PATH=" + filepath.Join(base, "bin"), noUser}, "find cudart", baseCudart, exitOK},
+		{"a venv without system site packages: no user site", []string{"VIRTUAL_ENV=" + isolated}, "find cudart", `"cudart" not found`, exitNotFound},
+		{"a venv with them: the user site", []string{"VIRTUAL_ENV=" + system}, "find cudart", user, exitOK},
+		{"a venv with them, PYTHONNOUSERSITE", []string{"VIRTUAL_ENV=" + system, noUser}, "find cudart", `"cudart" not found`, exitNotFound},
+		{"a venv with them: its base's after the user site", []string{"VIRTUAL_ENV=" + ofBase}, "find cudart", user, exitOK},
+		{"a venv with them: its base's", []string{"VIRTUAL_ENV=" + ofBase, noUser}, "find cudart", baseCudart, exitOK},
+	})
+
+	userSite := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(user))))
+	for _, tt := range []struct {
+		env  []string
+		want []string
+	}{
+		{[]string{"VIRTUAL_ENV=" + isolated}, []string{"site-packages " + userSite + " not searched: Python leaves the user site out of a venv without system site packages (" + filepath.Join(isolated, "pyvenv.cfg") + ")"}},
+		{[]string{"VIRTUAL_ENV=" + ofBase, noUser}, []string{
+			"site-packages " + filepath.Join(ofBase, "lib", "python3.12", "site-packages") + ": $VIRTUAL_ENV's venv",
+			"site-packages " + userSite + " not searched: $PYTHONNOUSERSITE=1 turns the user site off",
+			"site-packages " + filepath.Join(base, "lib", "python3.12", "site-packages") + ": the base Python of $VIRTUAL_ENV's venv, as " + filepath.Join(ofBase, "pyvenv.cfg") + " includes the system site packages"}},
+	} {
+		out, _, _ := runBin(t, bin, tt.env, "explain", "cudart")
+		for _, w := range tt.want {
+			if !strings.Contains(out, "log: "+w+"\n") {
+				t.Errorf("%v explain cudart lacks %q:\n%s", tt.env, w, out)
+			}
+		}
 	}
 }
