@@ -24,6 +24,17 @@ type findCase struct {
 	code int
 }
 
+// builtAndIsolated builds the binary, then isolates the test's environment (isolate's PATH has no
+// go), and returns the binary and the test's HOME.
+func builtAndIsolated(t *testing.T) (bin, home string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin = noCgoBinary(t)
+	return bin, isolate(t)
+}
+
 func runFindCases(t *testing.T, bin string, cases []findCase) {
 	t.Helper()
 	for _, tt := range cases {
@@ -39,11 +50,7 @@ func runFindCases(t *testing.T, bin string, cases []findCase) {
 // TestFind_nvvmWindowsDirs: nvvm's DLL in a toolkit's nvvm/bin/x64 (nvvm/bin/arm64), before
 // nvvm/bin, through CUDA_PATH and through conda's Library/, as newer cuda.pathfinder has it.
 func TestFind_nvvmWindowsDirs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := noCgoBinary(t)
-	isolate(t)
+	bin, _ := builtAndIsolated(t)
 	const x64, arm64 = pe.IMAGE_FILE_MACHINE_AMD64, pe.IMAGE_FILE_MACHINE_ARM64
 	both, x64Only, conda := t.TempDir(), t.TempDir(), t.TempDir()
 	putPE(t, both, "nvvm/bin/x64/nvvm64_40_0.dll", x64)
@@ -64,11 +71,7 @@ func TestFind_nvvmWindowsDirs(t *testing.T) {
 // what it does hold, in explain and in the --json attempts, bounded and escaped, as cuda.pathfinder's
 // error lists it: README.txt where libcudadevrt.a was expected.
 func TestFind_listsWhatADirectoryHolds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := noCgoBinary(t)
-	isolate(t)
+	bin, _ := builtAndIsolated(t)
 	root := t.TempDir()
 	write(t, filepath.Join(root, "lib64", "README.txt"), nil)
 	write(t, filepath.Join(root, "lib", "evil\x1b[31mred"), nil)
@@ -108,11 +111,7 @@ func TestFind_listsWhatADirectoryHolds(t *testing.T) {
 // LD_LIBRARY_PATH), every binary utility is found in its toolkit root's bin, as cuda.pathfinder
 // 1.6.0 finds them (PR #2196), and so is a header set of the toolkit; another product's is not.
 func TestFind_binariesThroughTheCanary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := noCgoBinary(t)
-	isolate(t)
+	bin, _ := builtAndIsolated(t)
 	root := t.TempDir()
 	gccLib(t, filepath.Join(root, "lib64", "libcudart.so.13"), "libcudart.so.13")
 	write(t, filepath.Join(root, "include", "cuda_runtime.h"), nil)
@@ -146,11 +145,7 @@ func TestFind_binariesThroughTheCanary(t *testing.T) {
 // PYTHONNOUSERSITE; explain says where each site comes from and why one was not searched. The venvs
 // are python3 -m venv's, the user site under a test HOME.
 func TestFind_pythonSiteRules(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := noCgoBinary(t)
-	home := isolate(t)
+	bin, home := builtAndIsolated(t)
 	python, err := exec.LookPath("python3") // isolate's PATH: the system's own
 	if err != nil {
 		t.Skip("no python3")
