@@ -201,8 +201,8 @@ func (e Env) holding(dir string) string {
 		return textItIsEmpty
 	}
 	var names []string
-	for _, e := range listing[:min(len(listing), MaxListed)] {
-		names = append(names, e.Name())
+	for _, entry := range listing[:min(len(listing), MaxListed)] {
+		names = append(names, entry.Name())
 	}
 	s := strings.Join(names, ", ")
 	if more := len(listing) - len(names); more > 0 {

@@ -124,10 +124,9 @@ func (p python) sites(user []Site, decides bool) []Site {
 	case p.cfg == "":
 		return slices.Concat(user, own)
 	case !p.system:
-		off := make([]Site, len(user))
-		for i, u := range user {
-			off[i] = u
-			if u.Off == "" {
+		off := slices.Clone(user)
+		for i := range off {
+			if off[i].Off == "" {
 				off[i].Off = "Python leaves the user site out of a venv without system site packages (" + p.cfg + ")"
 			}
 		}
@@ -136,6 +135,7 @@ func (p python) sites(user []Site, decides bool) []Site {
 	return slices.Concat(own, user, base)
 }
 
+// label is dirs as sites, each from from.
 func label(dirs []string, from string) []Site {
 	out := make([]Site, len(dirs))
 	for i, d := range dirs {
