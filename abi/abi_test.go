@@ -2,8 +2,12 @@ package abi
 
 import (
 	"encoding/json"
+	"fmt"
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestToolkitRoot(t *testing.T) {
@@ -77,5 +81,26 @@ func TestLibrary_datingOffTheWire(t *testing.T) {
 	b, err := json.Marshal(Request{Library: dated})
 	if err != nil || string(a) != string(b) {
 		t.Fatalf("the request with cuda_majors and versioned_as_cuda (%v):\n%s\nwithout them:\n%s", err, b, a)
+	}
+}
+
+// TestFind_holding: a directory that holds none of the names is recorded with what it does hold, as
+// cuda.pathfinder's error lists it, up to MaxListed names; an empty one says so.
+func TestFind_holding(t *testing.T) {
+	files := fstest.MapFS{"cuda/lib64/README.txt": {}, "empty": {Mode: fs.ModeDir}}
+	for i := range MaxListed + 3 {
+		files[fmt.Sprintf("crowded/f%02d", i)] = &fstest.MapFile{}
+	}
+	req := &Request{Kind: KindStaticLib, Platform: Platform{OS: "linux", Arch: "amd64"}, Library: Library{LinuxFiles: []string{"libcudadevrt.a"}}}
+	resp := &Response{}
+	Find(Env{FS: files}, req, resp, []string{"/cuda/lib64", "/empty", "/crowded", "/none"}, "CUDA_PATH")
+	want := []Attempt{
+		{"/cuda/lib64", "none of libcudadevrt.a; it holds README.txt"},
+		{"/empty", "none of libcudadevrt.a; it is empty"},
+		{"/crowded", "none of libcudadevrt.a; it holds f00, f01, f02, f03, f04, f05, f06, f07, f08, f09, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, and 3 more"},
+		{"/none", "no such directory"},
+	}
+	if !slices.Equal(resp.Tried, want) {
+		t.Fatalf("tried %q\nwant  %q", resp.Tried, want)
 	}
 }

@@ -145,7 +145,9 @@ func (e Env) logf(format string, args ...any) {
 // name in order (newest first), what exists becomes a candidate labelled foundVia — the file itself, or
 // for a header set the directory that holds the header. Names match case-insensitively for a Windows
 // target. (WASI shows no permission bits, so whether a binary is executable is the host's check.)
-// Every directory that does not exist or holds none of the names is recorded in the response.
+// Every directory that does not exist or holds none of the names is recorded in the response, the
+// latter with what it holds (the first MaxListed names), as cuda.pathfinder's error lists a directory:
+// a README.txt where libcudadevrt.a was expected says what went wrong.
 // A directory's candidates come before the next directory's; the host takes the first valid one.
 func Find(env Env, req *Request, resp *Response, dirs []string, foundVia string) {
 	names := req.Library.FileNames(req.Platform)
@@ -180,10 +182,33 @@ func Find(env Env, req *Request, resp *Response, dirs []string, foundVia string)
 			found = true
 		}
 		if !found {
-			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: fmt.Sprintf(textNoneOf, strings.Join(names, ", "))})
+			resp.Tried = append(resp.Tried, Attempt{Path: dir, Reason: fmt.Sprintf(textNoneOf, strings.Join(names, ", ")) + env.holding(dir)})
 		}
 		env.logf(textSearched, dir)
 	}
+}
+
+// MaxListed is how many of a directory's names a "none of" attempt lists.
+const MaxListed = 20
+
+// holding says what the directory dir holds, its first MaxListed names; nothing when it cannot be listed.
+func (e Env) holding(dir string) string {
+	listing, err := e.ReadDir(dir)
+	switch {
+	case err != nil:
+		return ""
+	case len(listing) == 0:
+		return textItIsEmpty
+	}
+	var names []string
+	for _, entry := range listing[:min(len(listing), MaxListed)] {
+		names = append(names, entry.Name())
+	}
+	s := strings.Join(names, ", ")
+	if more := len(listing) - len(names); more > 0 {
+		s += fmt.Sprintf(textAndMore, more)
+	}
+	return fmt.Sprintf(textItHolds, s)
 }
 
 // foldName returns the entry of listing equal to name under Unicode case folding, else name.

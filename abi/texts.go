@@ -20,5 +20,8 @@ const (
 	textIsDirectory     = "is a directory"
 	textHolds           = "holds %s"
 	textNoneOf          = "none of %s"
+	textItHolds         = "; it holds %s"
+	textAndMore         = ", and %d more"
+	textItIsEmpty       = "; it is empty"
 	textSearched        = "searched %s"
 )

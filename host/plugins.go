@@ -167,8 +167,14 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 				}
 			}
 		case config.GrantSitePackages:
-			for _, s := range f.sitePackages(rec) {
-				add(s, abi.RoleSitePackages, p.FoundViaFor(r, ""))
+			// Each site with where it comes from, and the ones Python's rules leave out with why.
+			for _, s := range f.usedDiscovery(rec).sites {
+				if s.Off != "" {
+					g.note(fmt.Sprintf("site-packages %s not searched: %s", s.Dir, s.Off))
+					continue
+				}
+				g.note(fmt.Sprintf("site-packages %s: %s", s.Dir, s.From))
+				add(s.Dir, abi.RoleSitePackages, p.FoundViaFor(r, ""))
 			}
 		case config.GrantInstallRoots:
 			for _, v := range e.InstallRootEnvVars {

@@ -115,13 +115,15 @@ func layouts(tr *trees) []layout {
 			failsWith(notLoadable, filepath.Join(tr.ncclHome, "lib", "libnccl.so.2"), "GLIBC_2.38"))},
 	)
 
-	// The canary: nvvm and cupti are not on the loader's path, but the toolkit root of the cudart it
-	// finds holds them.
+	// The canary: nvvm, cupti and the tools are not on the loader's path, but the toolkit root of the
+	// cudart it finds holds them.
 	canary := func(rel string) string { return filepath.Join(tr.canary, rel) }
 	out = append(out, layout{"canary (CUDA 12.4 toolkit's lib64 on LD_LIBRARY_PATH)", map[string]string{"LD_LIBRARY_PATH": canary("lib64")}, concat(
 		both("cudart", at(canary("lib64/libcudart.so.12"), "system-search")),
 		both("nvvm", at(canary("nvvm/lib64/libnvvm.so.4"), "system-ctk-root")),
 		both("cupti", at(canary("extras/CUPTI/lib64/libcupti.so.12"), "system-ctk-root")),
+		findBinary("nvcc", at(canary("bin/nvcc"), "system-ctk-root")), findBinary("ptxas", at(canary("bin/ptxas"), "system-ctk-root")),
+		reference("", "nvcc", at(canary("bin/nvcc"), "system-ctk-root")),
 	)})
 	// CUDA 11.8's cudart is libcudart.so.11.0, which no descriptor declares (cuda.pathfinder 1.8 matches
 	// declared sonames only): it is no canary, so its nvvm is not found through it...
@@ -241,7 +243,8 @@ func forestLayouts(tr *trees, fo *forests) []layout {
 
 // reference is NVIDIA's cuda.pathfinder asked the same, in a fresh python3 process with the layout's
 // environment, when PATHFINDER_REFERENCE names a directory from which python3 imports cuda.pathfinder
-// (its cuda_pathfinder/ source): load_nvidia_dynamic_lib, or locate_bitcode_lib for libdevice. It
+// (its cuda_pathfinder/ source): load_nvidia_dynamic_lib, locate_bitcode_lib for libdevice, or
+// find_nvidia_binary_utility for nvcc (a path, with no label). It
 // must give the file w names, from the same directory, with w's label but for one known difference:
 // it says CUDA_PATH for CUDA_HOME. In a toolkit's directory it may name the file by another of its
 // names there (libcudart.so.12.4.127 for libcudart.so.12: it globs libcudart.so* and takes the last,
@@ -264,6 +267,8 @@ import cuda.pathfinder as p
 if sys.argv[2] == "device":
     r = p.locate_bitcode_lib("device")
     print(json.dumps({"path": r.abs_path, "found_via": r.found_via}))
+elif sys.argv[2] == "nvcc":
+    print(json.dumps({"path": p.find_nvidia_binary_utility("nvcc")}))
 else:
     r = p.load_nvidia_dynamic_lib(sys.argv[2])
     print(json.dumps({"path": r.abs_path, "found_via": r.found_via}))`
@@ -280,9 +285,19 @@ else:
 		}
 		a, errA := os.Stat(got.Path)
 		b, errB := os.Stat(w.path)
+		if lib == "nvcc" {
+			via = "" // find_nvidia_binary_utility gives a path, no label
+		}
 		if filepath.Dir(got.Path) != filepath.Dir(w.path) || errA != nil || errB != nil || !os.SameFile(a, b) || got.FoundVia != via {
 			t.Errorf("cuda.pathfinder %s: %s via %q; pathfinder says %s via %q", lib, got.Path, got.FoundVia, w.path, w.foundVia)
 		}
+	}}}
+}
+
+// findBinary is the case of one binary utility: `pathfinder find --kind binary`, in a process of its own.
+func findBinary(name string, w want) []check {
+	return []check{{"find " + name + " --kind binary", func(t *testing.T, s *suite, env map[string]string) {
+		s.checkLib(t, env, "find", name, w, "--kind", "binary")
 	}}}
 }
 

@@ -54,7 +54,7 @@ type trees struct {
 	conda         string // a conda env
 	toolkit       string // a CUDA 12.4 toolkit: lib64 -> targets/x86_64-linux/lib, and a stub libcuda
 	toolkit2      string // a second one, for CUDA_PATH over CUDA_HOME
-	canary        string // a toolkit root with cudart in a plain lib64, nvvm and cupti beside it
+	canary        string // a toolkit root with cudart in a plain lib64, nvvm, cupti, nvcc and ptxas beside it
 	canary118     string // the CUDA 11.8 one: libcudart.so.11.0 and its 11.8 nvvm
 	debian        string // one library directory the way Debian installs them, for LD_LIBRARY_PATH
 	driver550     string // the 550 driver's libcuda and libnvidia-ml, as NVIDIA's installer puts them
@@ -104,6 +104,11 @@ func buildTrees(t *testing.T, dir string) *trees {
 			tr.install(t, l.pkg, l.soname, filepath.Join(tr.canary, filepath.Dir(l.toolkit)))
 		}
 	}
+	// Debian's own nvcc and ptxas, where NVIDIA's toolkit has them: the package's /usr/lib/cuda/bin
+	// is empty, its tools are in /usr/bin (ptxas) and /usr/lib/nvidia-cuda-toolkit/bin (nvcc).
+	ctk := tr.pkgs["trixie/nvidia-cuda-toolkit"]
+	realnv.Place(t, ctk.Path("usr/lib/nvidia-cuda-toolkit/bin/nvcc"), filepath.Join(tr.canary, "bin", "nvcc"))
+	realnv.Place(t, ctk.Path("usr/bin/ptxas"), filepath.Join(tr.canary, "bin", "ptxas"))
 	tr.canary118 = filepath.Join(dir, "canary-11.8")
 	tr.install(t, "bookworm/libcudart11.0", "libcudart.so.11.0", filepath.Join(tr.canary118, "lib64"))
 	tr.install(t, "bookworm/libnvvm4", "libnvvm.so.4", filepath.Join(tr.canary118, "nvvm", "lib64"))

@@ -127,6 +127,10 @@ void encode_description(buffer *o, const description *v) {
 	put_end(o, sep);
 }
 
+const char *text_and_more(long long a1) {
+	return cat(", and ", decimal(a1), " more", NULL);
+}
+
 const char *text_bad_request(const char *a1) {
 	return cat("bad request: ", a1, NULL);
 }
@@ -137,6 +141,10 @@ const char *text_holds(const char *a1) {
 
 const char *text_host_answered(long long a1) {
 	return cat("host answered ", decimal(a1), NULL);
+}
+
+const char *text_it_holds(const char *a1) {
+	return cat("; it holds ", a1, NULL);
 }
 
 const char *text_no_such_search(const char *a1) {

@@ -20,6 +20,7 @@
 #define RESOLVE_NOT_FOUND (-2)
 #define RESOLVE_TOO_LONG (-3)
 #define ROLE_SITE_PACKAGES "site-packages"
+#define MAX_LISTED 20
 #define KIND_DYNAMIC_LIB "dynamic-lib"
 #define KIND_HEADER_DIR "header-dir"
 #define KIND_BINARY "binary"
@@ -130,13 +131,16 @@ void encode_description(buffer *o, const description *v);
 // The texts of abi/texts.go.
 #define TEXT_EMPTY_NAME "empty name"
 #define TEXT_IS_DIRECTORY "is a directory"
+#define TEXT_IT_IS_EMPTY "; it is empty"
 #define TEXT_LOADER_NOT_FOUND "the system loader would not find it"
 #define TEXT_NO_SUCH_DIRECTORY "no such directory"
 #define TEXT_NOT_GRANTED "not granted by the host's config"
 #define TEXT_NOT_SET "not set"
+const char *text_and_more(long long a1); // ", and %d more"
 const char *text_bad_request(const char *a1); // "bad request: %s"
 const char *text_holds(const char *a1); // "holds %s"
 const char *text_host_answered(long long a1); // "host answered %d"
+const char *text_it_holds(const char *a1); // "; it holds %s"
 const char *text_no_such_search(const char *a1); // "no search named %q in this plugin"
 const char *text_no_such_search_has(const char *a1, const char *a2); // "no search named %q in this plugin (has %s)"
 const char *text_none_of(const char *a1); // "none of %s"

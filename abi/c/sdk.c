@@ -437,6 +437,24 @@ static const char *fold_name(dirent_t *listing, int n, const char *name) {
 	return name;
 }
 
+// holding is what the directory dir holds, its first MAX_LISTED names; "" when it cannot be listed.
+static const char *holding(const char *dir) {
+	dirent_t *listing;
+	const char *why;
+	int n = list_dir(dir, &listing, &why);
+	if (n < 0)
+		return "";
+	if (n == 0)
+		return TEXT_IT_IS_EMPTY;
+	strs names = {0};
+	for (int i = 0; i < n && i < MAX_LISTED; i++)
+		push(&names, listing[i].name);
+	const char *s = joined(names, ", ");
+	if (n > MAX_LISTED)
+		s = cat(s, text_and_more(n - MAX_LISTED), NULL);
+	return text_it_holds(s);
+}
+
 void find(const request *rq, response *rs, strs dirs, const char *found_via) {
 	strs names = file_names(rq);
 	bool header = strcmp(rq->kind, KIND_HEADER_DIR) == 0;
@@ -471,7 +489,7 @@ void find(const request *rq, response *rs, strs dirs, const char *found_via) {
 			found = true;
 		}
 		if (!found)
-			add_tried(rs, dir, text_none_of(joined(names, ", ")));
+			add_tried(rs, dir, cat(text_none_of(joined(names, ", ")), holding(dir), NULL));
 		logf_(text_searched(dir));
 	}
 }

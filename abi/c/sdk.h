@@ -68,7 +68,8 @@ void logf_(const char *s); // one line to the host's trace
 void add_candidate(response *rs, const char *path, const char *found_via, const char *note);
 void add_tried(response *rs, const char *path, const char *reason);
 
-// find is abi.Find: each dir in order, each declared file name newest first.
+// find is abi.Find: each dir in order, each declared file name newest first; a dir holding none
+// of them is recorded with what it holds.
 void find(const request *rq, response *rs, strs dirs, const char *found_via);
 
 bool equal_fold(const char *a, const char *b); // ASCII letters fold

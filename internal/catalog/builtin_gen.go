@@ -6,7 +6,7 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "e2eade4b47094072655ab149203d0603f1cc186e7a06a410400c9790009ea799"
+const builtinHash = "2690745b5c6939a2648c0e497d8b1c38c34748aa326d21d97303476c88cbe63a"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
@@ -73,7 +73,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:      []string{"nvidia/cu13/bin/x86_64", "nvidia/cuda_nvcc/nvvm/bin"},
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"},
 		AnchorRelDirsLinux:       []string{"nvvm/lib64"},
-		AnchorRelDirsWindows:     []string{"nvvm/bin/*", "nvvm/bin"},
+		AnchorRelDirsWindows:     []string{"nvvm/bin/{triple}", "nvvm/bin"},
 		CanaryAnchors:            []string{"cudart"},
 	}},
 	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:119", Library: abi.Library{
@@ -934,7 +934,7 @@ var builtinEntries = [...]Entry{
 		InstallRootRelDirs:      []string{"include"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:989", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:990", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvcc"},
@@ -945,9 +945,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1002", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1004", Library: abi.Library{
 		Name:                 "nvdisasm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvdisasm"},
@@ -958,9 +959,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1015", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1018", Library: abi.Library{
 		Name:                 "cuobjdump",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuobjdump"},
@@ -971,9 +973,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1028", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1032", Library: abi.Library{
 		Name:                 "nvprune",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprune"},
@@ -984,9 +987,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1041", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1046", Library: abi.Library{
 		Name:                 "fatbinary",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary"},
@@ -997,9 +1001,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1054", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1060", Library: abi.Library{
 		Name:                 "bin2c",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"bin2c"},
@@ -1010,9 +1015,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1067", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1074", Library: abi.Library{
 		Name:                 "nvlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvlink"},
@@ -1023,9 +1029,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1080", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1088", Library: abi.Library{
 		Name:                 "cuda-gdb",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdb"},
@@ -1036,9 +1043,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1093", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1102", Library: abi.Library{
 		Name:                 "cuda-gdbserver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdbserver"},
@@ -1049,9 +1057,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1106", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1116", Library: abi.Library{
 		Name:                 "compute-sanitizer",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"compute-sanitizer"},
@@ -1062,9 +1071,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1119", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1130", Library: abi.Library{
 		Name:                 "nvprof",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprof"},
@@ -1075,9 +1085,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1132", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1144", Library: abi.Library{
 		Name:                 "nsys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsys"},
@@ -1088,8 +1099,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_systems/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1144", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1157", Library: abi.Library{
 		Name:                 "nsight-sys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-sys"},
@@ -1100,8 +1112,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_systems/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1156", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1170", Library: abi.Library{
 		Name:                 "ncu",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"ncu"},
@@ -1112,8 +1125,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_compute/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1168", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1183", Library: abi.Library{
 		Name:                 "nsight-compute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-compute"},
@@ -1124,8 +1138,9 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/nsight_compute/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1180", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1196", Library: abi.Library{
 		Name:                 "ptxas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"ptxas"},
@@ -1136,9 +1151,10 @@ var builtinEntries = [...]Entry{
 		SitePackagesWindows:  []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
+		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1197", Library: abi.Library{
+	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1214", Library: abi.Library{
 		Name:                     "cudadevrt",
 		PackagedWith:             "ctk",
 		LinuxFiles:               []string{"libcudadevrt.a"},
@@ -1153,7 +1169,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"lib/{triple}"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1216", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1233", Library: abi.Library{
 		Name:                 "device",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"libdevice.10.bc"},
@@ -1167,7 +1183,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		Companions:           []string{"nvvm"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1230", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1247", Library: abi.Library{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1175,7 +1191,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1238", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1255", Library: abi.Library{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,8 @@ func TestBuiltinPack(t *testing.T) {
 		{abi.KindDynamicLib, "nvvm", linux, "libnvvm.so.4 libnvvm.so", true, "nvvm/lib64"},
 		{abi.KindDynamicLib, "cufftMp", linux, "libcufftMp.so.12 libcufftMp.so.11", true, "lib64 lib"},
 		{abi.KindDynamicLib, "cudart", windows, "cudart64_13.dll cudart64_12.dll", true, "bin/x64 bin"},
+		{abi.KindDynamicLib, "nvvm", windows, "nvvm70.dll nvvm64_40_0.dll nvvm64.dll", true, "nvvm/bin/x64 nvvm/bin"},
+		{abi.KindDynamicLib, "nvvm", winArm, "nvvm70.dll nvvm64_40_0.dll nvvm64.dll", true, "nvvm/bin/arm64 nvvm/bin"},
 		{abi.KindDynamicLib, "cufile", windows, "", false, ""},
 		{abi.KindDynamicLib, "cudart", winArm, "cudart64_13.dll cudart64_12.dll", true, "bin/arm64 bin"},
 		{abi.KindDynamicLib, "cupti", winArm, strings.Join(dynLib(c, "cupti").WindowsDLLs, " "), true, "extras/CUPTI/lib64 bin/arm64 bin"},
@@ -90,6 +93,28 @@ func TestBuiltinPack(t *testing.T) {
 	cudnn, _ := c.Lookup(abi.KindDynamicLib, "cudnn")
 	if strings.Join(cudnn.InstallRootEnvVars, ",") != "CUDNN_PATH" || strings.Join(cudnn.OptionalDependencies, ",") != "nvrtc" {
 		t.Errorf("cudnn %+v", cudnn.Library)
+	}
+}
+
+// TestBuiltinPack_canaries holds the pack to cuda.pathfinder's use of the CTK-root canary: every binary
+// utility (find_nvidia_binary_utility's fallback since 1.6.0), and the header sets that ship with the
+// toolkit (use_ctk_root_canary is true for each "ctk" header descriptor and false for each "other").
+func TestBuiltinPack_canaries(t *testing.T) {
+	c, err := New(Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []abi.Kind{abi.KindBinary, abi.KindHeaderDir} {
+		for _, name := range c.Names(kind) {
+			e, _ := c.Lookup(kind, name)
+			var want []string
+			if kind == abi.KindBinary || e.PackagedWith == "ctk" {
+				want = []string{"cudart"}
+			}
+			if !slices.Equal(e.CanaryAnchors, want) {
+				t.Errorf("%s %s: canaries %q, want %q", kind, name, e.CanaryAnchors, want)
+			}
+		}
 	}
 }
 

@@ -41,15 +41,17 @@ func TestPyLayout_discover(t *testing.T) {
 		windows bool
 		dirs    []string
 		files   []string          // executables
+		venvs   []string          // venvs with system site packages: their pyvenv.cfg
 		env     map[string]string // values relative to the tree's root where they start with "@"
 		want    []string          // relative to the tree's root
 	}{
 		{
-			name: "windows venv, conda and user site", windows: true,
+			name: "windows venv, user site and conda", windows: true,
 			dirs: []string{"venv/Lib/site-packages", "venv/lib/python3.12/site-packages", "conda/Lib/site-packages",
 				"appdata/Python/Python39/site-packages", "appdata/Python/Python312/site-packages", "appdata/Python/Python313/other"},
-			env:  map[string]string{"VIRTUAL_ENV": "@venv", "CONDA_PREFIX": "@conda", "APPDATA": "@appdata"},
-			want: []string{"venv/Lib/site-packages", "conda/Lib/site-packages", "appdata/Python/Python312/site-packages", "appdata/Python/Python39/site-packages"},
+			venvs: []string{"venv"},
+			env:   map[string]string{"VIRTUAL_ENV": "@venv", "CONDA_PREFIX": "@conda", "APPDATA": "@appdata"},
+			want:  []string{"venv/Lib/site-packages", "appdata/Python/Python312/site-packages", "appdata/Python/Python39/site-packages", "conda/Lib/site-packages"},
 		},
 		{
 			name: "windows python.exe on PATH: a venv's Scripts", windows: true,
@@ -75,8 +77,9 @@ func TestPyLayout_discover(t *testing.T) {
 			name: "unix layout unchanged",
 			dirs: []string{"venv/lib/python3.11/site-packages", "venv/lib/python3.13/site-packages", "venv/Lib/site-packages",
 				"home/.local/lib/python3.12/site-packages"},
-			env:  map[string]string{"VIRTUAL_ENV": "@venv", "HOME": "@home", "APPDATA": "@venv"},
-			want: []string{"venv/lib/python3.13/site-packages", "venv/lib/python3.11/site-packages", "home/.local/lib/python3.12/site-packages"},
+			venvs: []string{"venv"},
+			env:   map[string]string{"VIRTUAL_ENV": "@venv", "HOME": "@home", "APPDATA": "@venv"},
+			want:  []string{"venv/lib/python3.13/site-packages", "venv/lib/python3.11/site-packages", "home/.local/lib/python3.12/site-packages"},
 		},
 	}
 	for _, tt := range tests {
@@ -85,12 +88,15 @@ func TestPyLayout_discover(t *testing.T) {
 			for _, f := range tt.files {
 				exe(t, root, f)
 			}
+			for _, v := range tt.venvs {
+				put(t, root, v+"/pyvenv.cfg", []byte("include-system-site-packages = true\n"))
+			}
 			env := map[string]string{}
 			for k, v := range tt.env {
 				env[k] = strings.NewReplacer("@", root+"/", "|", string(os.PathListSeparator)).Replace(v)
 			}
 			rec := &observe.Recorder{}
-			got := Layout{Windows: tt.windows}.Discover(nil, func(k string) string { return env[k] }, rec)
+			got := Searched(Layout{Windows: tt.windows}.Discover(nil, func(k string) string { return env[k] }, rec))
 			var want []string
 			for _, w := range tt.want {
 				want = append(want, filepath.Join(root, filepath.FromSlash(w)))
@@ -154,9 +160,85 @@ func TestPyLayout_pyenv(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			got := Layout{}.Discover(nil, func(k string) string { return env[k] }, &observe.Recorder{})
+			got := Searched(Layout{}.Discover(nil, func(k string) string { return env[k] }, &observe.Recorder{}))
 			if (tt.want == "") != (len(got) == 0) || tt.want != "" && got[0] != tt.want {
 				t.Fatalf("discover = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDiscover_pythonRules: the site-packages of each Python in the order its site module adds them,
+// and the user site where the first of them puts it, or off with why: after a venv's own with system
+// site packages, before an installation's (PEP 370), never in a venv without them, nor with
+// PYTHONNOUSERSITE set as CPython reads it.
+func TestDiscover_pythonRules(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"home/.local/lib/python3.12/site-packages", "usr/lib/python3.12/site-packages",
+		"iso/lib/python3.12/site-packages", "sys/lib/python3.12/site-packages", "nokey/lib/python3.12/site-packages",
+		"conda/lib/python3.12/site-packages", "deb/lib/python3/dist-packages", "deb/local/lib/python3.11/dist-packages",
+		"deb/lib/python3.11/dist-packages", "debvenv/lib/python3.11/site-packages"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	put(t, root, "usr/bin/python3", []byte("\x7fELF"))
+	put(t, root, "deb/bin/python3", []byte("\x7fELF"))
+	for venv, cfg := range map[string]string{
+		"iso":     "home = @usr/bin\ninclude-system-site-packages = false\n",
+		"sys":     "home = @usr/bin\nInclude-System-Site-Packages = True\nversion = 3.12.4\n",
+		"nokey":   "home = @usr/bin\n",
+		"debvenv": "home = @deb/bin\ninclude-system-site-packages = true\n",
+	} {
+		put(t, root, venv+"/pyvenv.cfg", []byte(strings.ReplaceAll(cfg, "@", root+"/")))
+		put(t, root, venv+"/bin/python3", []byte("\x7fELF"))
+	}
+	const user, usr = "home/.local/lib/python3.12/site-packages", "usr/lib/python3.12/site-packages"
+	tests := []struct {
+		name string
+		env  map[string]string // "@" is the tree's root
+		want []string          // searched, in order
+		off  string            // why the user site is not searched
+	}{
+		{"an installation: the user site first", map[string]string{"PATH": "@usr/bin"}, []string{user, usr}, ""},
+		{"PYTHONNOUSERSITE=1", map[string]string{"PATH": "@usr/bin", "PYTHONNOUSERSITE": "1"}, []string{usr}, "$PYTHONNOUSERSITE=1 turns the user site off"},
+		{"PYTHONNOUSERSITE=x", map[string]string{"PATH": "@usr/bin", "PYTHONNOUSERSITE": "x"}, []string{usr}, "$PYTHONNOUSERSITE=x turns the user site off"},
+		{"PYTHONNOUSERSITE=0 keeps it", map[string]string{"PATH": "@usr/bin", "PYTHONNOUSERSITE": "0"}, []string{user, usr}, ""},
+		{"a venv without system site packages: no user site", map[string]string{"VIRTUAL_ENV": "@iso", "PATH": "@iso/bin"},
+			[]string{"iso/lib/python3.12/site-packages"}, "Python leaves the user site out of a venv without system site packages (@iso/pyvenv.cfg)"},
+		{"the same venv on PATH only", map[string]string{"PATH": "@iso/bin"},
+			[]string{"iso/lib/python3.12/site-packages"}, "Python leaves the user site out of a venv without system site packages (@iso/pyvenv.cfg)"},
+		{"a venv with system site packages: its own, the user site, its base's", map[string]string{"VIRTUAL_ENV": "@sys"},
+			[]string{"sys/lib/python3.12/site-packages", user, usr}, ""},
+		{"no include-system-site-packages: included", map[string]string{"VIRTUAL_ENV": "@nokey"},
+			[]string{"nokey/lib/python3.12/site-packages", user, usr}, ""},
+		{"a venv of Debian's Python: its dist-packages", map[string]string{"VIRTUAL_ENV": "@debvenv", "PYTHONNOUSERSITE": "1"},
+			[]string{"debvenv/lib/python3.11/site-packages", "deb/local/lib/python3.11/dist-packages", "deb/lib/python3/dist-packages", "deb/lib/python3.11/dist-packages"},
+			"$PYTHONNOUSERSITE=1 turns the user site off"},
+		{"conda: the user site first", map[string]string{"CONDA_PREFIX": "@conda", "PATH": "@usr/bin"},
+			[]string{user, "conda/lib/python3.12/site-packages", usr}, ""},
+		{"no Python: the user site alone", map[string]string{"PATH": "@nowhere"}, []string{user}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"HOME": root + "/home"}
+			for k, v := range tt.env {
+				env[k] = strings.ReplaceAll(v, "@", root+"/")
+			}
+			sites := Layout{}.Discover(nil, func(k string) string { return env[k] }, &observe.Recorder{})
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, filepath.Join(root, w))
+			}
+			if got := Searched(sites); !slices.Equal(got, want) {
+				t.Fatalf("searched %q\nwant     %q", got, want)
+			}
+			off := ""
+			for _, s := range sites {
+				if s.Dir == filepath.Join(root, user) && s.Off != "" {
+					off = s.Off
+				}
+			}
+			if off != strings.ReplaceAll(tt.off, "@", root+"/") {
+				t.Fatalf("the user site is off for %q, want %q", off, tt.off)
 			}
 		})
 	}

@@ -37,6 +37,7 @@ var constants = []struct {
 	{"RESOLVE_NOT_FOUND", abi.ResolveNotFound},
 	{"RESOLVE_TOO_LONG", abi.ResolveTooLong},
 	{"ROLE_SITE_PACKAGES", abi.RoleSitePackages},
+	{"MAX_LISTED", abi.MaxListed},
 	{"KIND_DYNAMIC_LIB", abi.KindDynamicLib},
 	{"KIND_HEADER_DIR", abi.KindHeaderDir},
 	{"KIND_BINARY", abi.KindBinary},

@@ -324,6 +324,14 @@ func Universe(t testing.TB, seed uint64) (dir string, env map[string]string) {
 			}
 		}
 	}
+	// Directories the steps list when they hold none of the names: one crowded past what an
+	// attempt lists, one empty.
+	os.MkdirAll(filepath.Join(dir, "cuda", "lib64"), 0o755)
+	for i := range abi.MaxListed + 5 {
+		os.WriteFile(filepath.Join(dir, "cuda", "lib64", fmt.Sprintf("README-%02d.txt", i)), nil, 0o644)
+	}
+	os.RemoveAll(filepath.Join(dir, "roots", "NCCL_HOME", "build", "lib"))
+	os.MkdirAll(filepath.Join(dir, "roots", "NCCL_HOME", "build", "lib"), 0o755)
 	// A symlink to a version directory, and a file where a version directory could be.
 	os.MkdirAll(filepath.Join(dir, "pf/NVIDIA/CUDNN"), 0o755)
 	os.Symlink("v9.9", filepath.Join(dir, "pf/NVIDIA/CUDNN/v9.11"))
