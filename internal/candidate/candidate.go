@@ -57,7 +57,7 @@ func (g *Granted) now() time.Time {
 // File is a candidate validation accepted, still open: what is loaded is this very file.
 type File struct {
 	Host  string            // its host path: the path loaded and printed
-	Real  string            // where the links on its way lead, when there are any
+	Real  string            // where the links on its way lead, when there are any: as the walk that opened File went
 	Links []observe.Link    // those links, in order
 	File  *os.File          // open; nil for a header directory
 	Info  fs.FileInfo       // as validation saw it
@@ -201,19 +201,35 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		return nil, fmt.Errorf("cannot stat inside %s: %v", dir.Path, unwrapPath(err))
 	}
 	verdict, isJudged := judged(fi, e, plat)
-	if !reached.Out && (keep || !isJudged) {
-		// Where links inside the directory lead: a stub behind a soname link, the real path. A
-		// re-check of a file this process judged already (a cached answer's) needs neither: its
-		// observations would have changed with any link, and its real path is in the entry.
+	c := &File{Host: h, Info: fi}
+	var now fs.FileInfo // the open file's own stat
+	switch {
+	case isJudged && !keep:
+		// A re-check of a file this process judged already (a cached answer's) opens nothing and
+		// walks nothing: its observations would have changed with any link, and its real path is
+		// in the entry.
+	case fi.Mode().IsRegular() && e.Kind != abi.KindHeaderDir:
+		// Where the links on its way lead (a stub behind a soname link, the real path) is told by
+		// the walk that opens it: what is reported is the file checked and loaded, however another
+		// user re-points the links meanwhile. The open cannot block: a FIFO swapped in since the
+		// stat is refused.
+		if c.File, now, reached, err = observe.OpenReached(dir.Root, dir.Path, rel, fi); err != nil {
+			if len(reached.Links) > 0 {
+				return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
+			}
+			return nil, unwrapPath(err)
+		}
+	case !reached.Out:
 		if _, r, err := observe.Follow(dir.Path, rel); err == nil {
 			reached = r
 		}
 	}
-	c := &File{Host: h, Info: fi, Links: reached.Links}
+	c.Links = reached.Links
 	if len(reached.Links) > 0 {
 		c.Real = reached.Path
 	}
 	if loadermodel.IsStub(reached.Path) {
+		c.Close()
 		return nil, fmt.Errorf("%s: %w", reached, errStub)
 	}
 	if e.Kind == abi.KindHeaderDir {
@@ -236,16 +252,6 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	if isJudged && !keep {
 		c.Needs = verdict.needs
 		return c, verdict.err
-	}
-	// A FIFO swapped in since the stat would block a plain open.
-	var now fs.FileInfo
-	if reached.Out {
-		c.File, now, _, err = observe.OpenFollowed(dir.Path, rel)
-	} else {
-		c.File, now, err = observe.OpenIn(dir.Root, rel, fi)
-	}
-	if err != nil {
-		return nil, unwrapPath(err)
 	}
 	// The checks read the open file, which is what a load maps: it must be the file stat'ed.
 	if !os.SameFile(now, fi) {
