@@ -255,7 +255,7 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		ct := CandidateTrace{Path: g.dirs.TracePath(c.Path), FoundVia: g.dirs.FoundVia(c.Path, st.Step)}
 		cand, err := g.dirs.Open(c.Path, r.e, r.f.platform)
 		if err != nil {
-			ct.Refused = err.Error()
+			ct.Refused, ct.Links = err.Error(), candidate.LinksOf(err)
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}

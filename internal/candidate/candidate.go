@@ -159,9 +159,34 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 	return g.open(p, e, plat, true)
 }
 
+// RefusedError is a candidate refused after links were met on its way: the links, in order, and
+// why it was refused.
+type RefusedError struct {
+	Links []observe.Link
+	Err   error
+}
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// LinksOf are the links on the way to a candidate that err refused, if any were met.
+func LinksOf(err error) []observe.Link {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		return re.Links
+	}
+	return nil
+}
+
 // open is Open; without keep, a file whose content this process judged already (checked) is not
-// opened again.
-func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (*File, error) {
+// opened again. A refusal after links were met says which (RefusedError).
+func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (_ *File, err error) {
+	var reached observe.Reached
+	defer func() {
+		if err != nil && len(reached.Links) > 0 {
+			err = &RefusedError{Links: reached.Links, Err: err}
+		}
+	}()
 	if !g.Deadline.IsZero() && g.now().After(g.Deadline) {
 		return nil, errors.New("not checked: the step's timeout had passed")
 	}
@@ -193,7 +218,8 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	}
 	dir := &g.Dirs[i]
 	rel := relTo(p, g.guestOf(dir))
-	fi, reached, err := g.stat(dir, rel)
+	var fi fs.FileInfo
+	fi, reached, err = g.stat(dir, rel)
 	if err != nil {
 		if len(reached.Links) > 0 {
 			return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
