@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
@@ -100,7 +99,7 @@ func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error
 		f.regrants.Store(key, v)
 	}
 	dirs := v.(candidate.Granted)
-	dirs.Rec, dirs.Deadline = rec, time.Time{} // no plugin ran: the check is the whole cost
+	dirs.Rec = rec // no plugin ran, and no deadline: the check is the whole cost
 	guest, err := dirs.Paths.ToGuest(lib.Path)
 	if err != nil {
 		return lib, err

@@ -130,6 +130,11 @@ func (r *run) takeKept(ex *Explanation, k *keptCandidate) *LoadedLibrary {
 func (r *run) failure(ex *Explanation) error {
 	se := &SearchError{Name: ex.Name, Kind: ex.Kind, Err: ErrNotFound, Platform: r.f.platform,
 		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e)}
+	for _, st := range ex.Steps {
+		if st.Outcome == OutcomeFailed && st.Detail != "" {
+			se.Failed = append(se.Failed, Attempt{Step: st.Step, Reason: st.Detail})
+		}
+	}
 	if err := r.ctx.Err(); err != nil {
 		return &SearchError{Name: ex.Name, Kind: ex.Kind, Err: err, Platform: r.f.platform, Attempts: se.Attempts}
 	}

@@ -153,6 +153,9 @@ func (c *cli) explainHint(se *host.SearchError) string {
 	}
 	switch se.Code() {
 	case "not-found":
+		if len(se.Failed) > 0 {
+			return "; " + cmd
+		}
 		return " (" + cmd + " lists them)"
 	case "refused":
 		return fmt.Sprintf(" (%s lists all %d places looked)", cmd, len(se.Attempts))
