@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"errors"
+	"path"
 	"path/filepath"
 	"slices"
 	"time"
@@ -249,6 +250,13 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		return nil
 	}
 	st.Tried = hostTried(g.dirs.Paths, st.Step, resp.Tried)
+	for i, a := range resp.Tried {
+		// The sandbox shows nothing outside the step's grants: what a plugin says of such a path
+		// (no such directory) is not what is on the machine.
+		if path.IsAbs(a.Path) && !g.dirs.Covers(a.Path) {
+			st.Tried[i].Reason = "not granted to the step: its sandbox shows nothing there"
+		}
+	}
 	if resp.Error != "" {
 		st.Outcome, st.Detail = OutcomeFailed, (&PluginError{Plugin: st.Step, Op: "search", Err: errors.New(resp.Error)}).Error()
 		return nil

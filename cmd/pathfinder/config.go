@@ -19,6 +19,9 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			if len(args) != 2 {
 				return c.usageError("check takes one file")
 			}
+			if c.configFile != "" {
+				return c.usageError("check reads the one file it is given, not --config")
+			}
 			err := host.Options{}.CheckConfigFile(ctx, args[1])
 			if *asJSON {
 				checked := struct {

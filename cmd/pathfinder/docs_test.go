@@ -112,7 +112,7 @@ func TestHelp_exitStatus(t *testing.T) {
 	help = strings.Join(strings.Fields(help), " ")
 	_, status, _ := strings.Cut(readme(t), "Exit status: ")
 	status, _, _ = strings.Cut(status, ".")
-	if !strings.Contains(status, "found but refused or not loadable") || !strings.Contains(help, "Exit status: "+status+".") {
+	if !strings.Contains(status, "found but refused, not loadable by load") || !strings.Contains(help, "Exit status: "+status+".") {
 		t.Fatalf("pathfinder --help's exit status differs from README's %q:\n%s", status, help)
 	}
 }

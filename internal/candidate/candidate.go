@@ -113,6 +113,17 @@ func (g *Granted) DirOf(p string) (string, int) {
 	return root, at
 }
 
+// Covers reports whether the guest path p is a granted directory or lies inside one: what the
+// step's sandbox can show at all.
+func (g *Granted) Covers(p string) bool {
+	for i := range g.Dirs {
+		if gd := g.guestOf(&g.Dirs[i]); gd != "" && (p == gd || strictlyUnder(p, gd)) {
+			return true
+		}
+	}
+	return false
+}
+
 // strictlyUnder reports whether the clean guest path p lies inside the directory dir, not at it:
 // "/" holds every other absolute path.
 func strictlyUnder(p, dir string) bool {
