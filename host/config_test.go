@@ -53,7 +53,7 @@ func TestConfig_Errors(t *testing.T) {
 	}{
 		{"unknown key", "[search]\nordr = []\n", `:2:1: unknown key "search.ordr"`},
 		{"unknown plugin key", "[plugin.wheels]\nsource = \"builtin:wheels\"\n  colour = \"x\"\n", `:3:3: unknown key "plugin.wheels.colour"`},
-		{"syntax", "[search\n", "p.toml:2:8: expected '.' or ']' to end table name"},
+		{"syntax", "[search\n", "p.toml:1:8: expected '.' or ']' to end table name"},
 		{"unknown step", "[search]\norder = [\"wheels\", \"whels\"]\n", `search.order names unknown step "whels"`},
 		{"step twice", "[search]\norder = [\"wheels\", \"wheels\"]\n", `names step "wheels" twice`},
 		{"unknown library", "[library.cudartt]\norder = [\"wheels\"]\n", `[library.cudartt] names an unknown library (did you mean "cudart"`},

@@ -18,6 +18,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
@@ -82,7 +83,7 @@ type granted struct {
 }
 
 // note adds a line about the grants to the step's log, escaped: it may hold a directory's name.
-func (g *granted) note(line string) { g.notes = append(g.notes, wasm.Printable(line)) }
+func (g *granted) note(line string) { g.notes = append(g.notes, printable.String(line)) }
 
 // grant resolves plugin p's env and read grants for library e, recording what it looks at in rec.
 func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder) *granted {

@@ -254,7 +254,7 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		// The sandbox shows nothing outside the step's grants: what a plugin says of such a path
 		// (no such directory) is not what is on the machine.
 		if path.IsAbs(a.Path) && !g.dirs.Covers(a.Path) {
-			st.Tried[i].Reason = "not granted to the step: its sandbox shows nothing there"
+			st.Tried[i].Reason += " (not granted to the step: its sandbox shows nothing there)"
 		}
 	}
 	if resp.Error != "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // Exit codes.
@@ -118,8 +119,10 @@ func (c *cli) open() (*host.Finder, error) {
 	return c.finder, nil
 }
 
+// errorf prints one message line, escaped: it may hold a value from the environment or a file's
+// name, and none may forge a line or act on the terminal.
 func (c *cli) errorf(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "pathfinder: "+format+"\n", args...)
+	fmt.Fprintf(c.stderr, "pathfinder: %s\n", printable.String(fmt.Sprintf(format, args...)))
 }
 
 // fail prints err with the "pathfinder: " prefix, once on each of its lines (config check joins

@@ -26,7 +26,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // Dir is a directory granted to a step.
@@ -87,7 +87,7 @@ func (g *Granted) TracePath(p string) string {
 	if h, err := g.Paths.ToHost(p); err == nil {
 		p = h
 	}
-	return wasm.Printable(p)
+	return printable.String(p)
 }
 
 // guestOf is where the plugin sees the granted directory d.
@@ -210,7 +210,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		return nil, errors.New("path contains a NUL byte")
 	case !utf8.ValidString(p):
 		return nil, errors.New("path is not valid UTF-8")
-	case wasm.Unprintable(p):
+	case !printable.Is(p):
 		return nil, errors.New("path contains a control character (a newline, an escape, a bidirectional override)")
 	case !path.IsAbs(p):
 		return nil, errors.New("not an absolute path")
@@ -250,7 +250,8 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		// the walk that opens it: what is reported is the file checked and loaded, however another
 		// user re-points the links meanwhile. The open cannot block: a FIFO swapped in since the
 		// stat is refused.
-		if c.File, now, reached, err = observe.OpenReached(dir.Root, dir.Path, rel, fi); err != nil {
+		// A Windows host's paths (guestpath) follow no link that leads out.
+		if c.File, now, reached, err = observe.OpenReached(dir.Root, dir.Path, rel, fi, !g.Paths.Windows()); err != nil {
 			if len(reached.Links) > 0 {
 				return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
 			}

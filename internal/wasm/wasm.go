@@ -26,6 +26,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/bounded"
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
@@ -172,7 +173,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64, time
 			delete(e.modules, key) // a later Load may try again, unless refused
 		}
 		e.mu.Unlock()
-		return nil, errors.New(Printable(c.err.Error()))
+		return nil, errors.New(printable.String(c.err.Error()))
 	}
 	return &Module{Hash: hash, moduleRuntime: c.mr, engine: e}, nil
 }
@@ -361,7 +362,7 @@ type callState struct {
 func (st *callState) addLog(line string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	line = Printable(line)
+	line = printable.String(line)
 	if len(st.log) >= maxLogLines || st.logBytes+len(line) > maxLogBytes {
 		st.dropped++
 		return
@@ -588,7 +589,7 @@ func (m *Module) entering(doing string) {
 // own context says which it was, and its cause says why it ended: the call's deadline cancels it
 // with context.DeadlineExceeded as the cause, which wazero reports as a cancellation.
 func (m *Module) explain(ctx context.Context, err error, doing string, inst *instance) error {
-	return errors.New(Printable(m.explainText(ctx, err, doing, inst)))
+	return errors.New(printable.String(m.explainText(ctx, err, doing, inst)))
 }
 
 func (m *Module) explainText(ctx context.Context, err error, doing string, inst *instance) string {
@@ -685,13 +686,13 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	}
 	var d abi.Description
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("bad description: %s", Printable(err.Error()))
+		return nil, fmt.Errorf("bad description: %s", printable.String(err.Error()))
 	}
 	// What a plugin says about itself is printed (pathfinder plugins): never raw.
-	d.Version = Printable(d.Version)
+	d.Version = printable.String(d.Version)
 	for _, list := range [][]string{d.Names, d.Env} {
 		for i := range list {
-			list[i] = Printable(list[i])
+			list[i] = printable.String(list[i])
 		}
 	}
 	return &d, nil
