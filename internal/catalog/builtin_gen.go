@@ -6,7 +6,7 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "63a74deee6fd9bcc4cf61fc35ea1808de5060c914abcc5700edca3159178448b"
+const builtinHash = "4181d541442e74f028ca26cdfe636aa7b354a708be6daa0d607bb0bee686b47a"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
@@ -426,21 +426,23 @@ var builtinEntries = [...]Entry{
 		OptionalDependencies: []string{"nvrtc"},
 	}},
 	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:468", Library: abi.Library{
-		Name:                    "cudnn",
-		PackagedWith:            "other",
-		LinuxSonames:            []string{"libcudnn.so.9"},
-		WindowsDLLs:             []string{"cudnn64_9.dll"},
-		SitePackagesLinux:       []string{"nvidia/cudnn/lib"},
-		SitePackagesWindows:     []string{"nvidia/cudnn/bin"},
-		AnchorRelDirsLinux:      []string{"lib64", "lib"},
-		AnchorRelDirsWindows:    []string{"bin/{triple}", "bin"},
-		InstallRootEnvVars:      []string{"CUDNN_PATH"},
-		InstallRootRelDirs:      []string{"lib", "lib64"},
-		Dependencies:            []string{"cublasLt"},
-		OptionalDependencies:    []string{"nvrtc"},
-		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"},
+		Name:                           "cudnn",
+		PackagedWith:                   "other",
+		LinuxSonames:                   []string{"libcudnn.so.9"},
+		WindowsDLLs:                    []string{"cudnn64_9.dll"},
+		SitePackagesLinux:              []string{"nvidia/cudnn/lib"},
+		SitePackagesWindows:            []string{"nvidia/cudnn/bin"},
+		AnchorRelDirsLinux:             []string{"lib64", "lib"},
+		AnchorRelDirsWindows:           []string{"bin/{triple}", "bin"},
+		InstallRootEnvVars:             []string{"CUDNN_PATH"},
+		InstallRootRelDirs:             []string{"lib", "lib64"},
+		InstallRootRelDirsWindows:      []string{"bin"},
+		InstallRootRelDirsWindowsArm64: []string{"bin/arm64"},
+		Dependencies:                   []string{"cublasLt"},
+		OptionalDependencies:           []string{"nvrtc"},
+		ProgramFilesDirsWindows:        []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:485", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:489", Library: abi.Library{
 		Name:                     "cusparseLt",
 		PackagedWith:             "other",
 		LinuxSonames:             []string{"libcusparseLt.so.0"},
@@ -451,7 +453,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:496", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:500", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensor.so.2"},
@@ -462,7 +464,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:507", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:511", Library: abi.Library{
 		Name:                 "cutensorMg",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMg.so.2"},
@@ -473,7 +475,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:518", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:522", Library: abi.Library{
 		Name:                 "cutensorMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMp.so.2"},
@@ -482,7 +484,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt", "cudart", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:527", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:531", Library: abi.Library{
 		Name:                 "cudensitymat",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudensitymat.so.0"},
@@ -491,7 +493,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensornet", "cutensor", "cusolver", "cublasLt", "cublas", "curand", "cusparse", "nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:536", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:540", Library: abi.Library{
 		Name:                 "cupauliprop",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcupauliprop.so.0"},
@@ -499,7 +501,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:544", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:548", Library: abi.Library{
 		Name:                 "cutensornet",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensornet.so.2"},
@@ -508,7 +510,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublas", "cusolver"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:553", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:557", Library: abi.Library{
 		Name:                 "custabilizer",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustabilizer.so.0"},
@@ -516,7 +518,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:561", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:565", Library: abi.Library{
 		Name:                 "custatevec",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustatevec.so.1"},
@@ -525,7 +527,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:570", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:574", Library: abi.Library{
 		Name:                 "nccl",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnccl.so.2"},
@@ -535,7 +537,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars:   []string{"NCCL_HOME"},
 		InstallRootRelDirs:   []string{"lib", "lib64", "build/lib"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:580", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:584", Library: abi.Library{
 		Name:                 "nvpl_fftw",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvpl_fftw.so.0"},
@@ -543,7 +545,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:588", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:592", Library: abi.Library{
 		Name:                 "nvshmem_host",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvshmem_host.so.3"},
@@ -551,7 +553,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:596", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:600", Library: abi.Library{
 		Name:                 "cuda",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libcuda.so.1"},
@@ -559,14 +561,14 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:604", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:608", Library: abi.Library{
 		Name:                 "nvcudla",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvcudla.so"},
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:611", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:615", Library: abi.Library{
 		Name:                 "nvml",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvidia-ml.so.1"},
@@ -574,7 +576,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:624", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:628", Library: abi.Library{
 		Name:                 "cccl",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda/std/version"},
@@ -587,7 +589,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include/targets/x64/cccl", "include/targets/x64", "include/cccl", "include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:637", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:641", Library: abi.Library{
 		Name:                 "cublas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cublas.h"},
@@ -600,7 +602,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:650", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:654", Library: abi.Library{
 		Name:                 "cudart",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_runtime.h"},
@@ -614,7 +616,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:664", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:668", Library: abi.Library{
 		Name:                 "cufft",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cufft.h"},
@@ -627,7 +629,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:677", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:681", Library: abi.Library{
 		Name:               "cufile",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cufile.h"},
@@ -636,7 +638,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:686", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:690", Library: abi.Library{
 		Name:                 "curand",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"curand.h"},
@@ -649,7 +651,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:699", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:703", Library: abi.Library{
 		Name:                 "cusolver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusolverDn.h"},
@@ -662,7 +664,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:712", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:716", Library: abi.Library{
 		Name:                 "cusparse",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusparse.h"},
@@ -675,7 +677,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:725", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:729", Library: abi.Library{
 		Name:                 "npp",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"npp.h"},
@@ -688,7 +690,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:738", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:742", Library: abi.Library{
 		Name:                 "profiler",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_profiler_api.h"},
@@ -701,7 +703,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:751", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:755", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary_section.h"},
@@ -715,7 +717,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:765", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:769", Library: abi.Library{
 		Name:                 "nvfatbin",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvFatbin.h"},
@@ -729,7 +731,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:779", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:783", Library: abi.Library{
 		Name:                 "nvjitlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvJitLink.h"},
@@ -743,7 +745,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:793", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:797", Library: abi.Library{
 		Name:                 "nvjpeg",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvjpeg.h"},
@@ -756,7 +758,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:806", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:810", Library: abi.Library{
 		Name:                 "nvrtc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvrtc.h"},
@@ -770,7 +772,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:820", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:824", Library: abi.Library{
 		Name:                 "nvvm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvvm.h"},
@@ -783,7 +785,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:833", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:837", Library: abi.Library{
 		Name:               "cudla",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cudla.h"},
@@ -792,7 +794,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:842", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:846", Library: abi.Library{
 		Name:               "cusolverMp",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cusolverMp.h"},
@@ -800,7 +802,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/cu13/include", "nvidia/cu12/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:850", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:854", Library: abi.Library{
 		Name:                 "cusparseLt",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cusparseLt.h"},
@@ -812,7 +814,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:862", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:866", Library: abi.Library{
 		Name:                 "cute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cute/tensor.hpp"},
@@ -824,7 +826,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:874", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:878", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutensor.h"},
@@ -836,7 +838,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:886", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:890", Library: abi.Library{
 		Name:               "cudensitymat",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cudensitymat.h"},
@@ -844,7 +846,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:894", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:898", Library: abi.Library{
 		Name:               "cupauliprop",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cupauliprop.h"},
@@ -852,7 +854,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:902", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:906", Library: abi.Library{
 		Name:               "cutensornet",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cutensornet.h"},
@@ -860,7 +862,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:910", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:914", Library: abi.Library{
 		Name:               "custabilizer",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custabilizer.h"},
@@ -868,7 +870,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:918", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:922", Library: abi.Library{
 		Name:               "custatevec",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custatevec.h"},
@@ -876,7 +878,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:926", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:930", Library: abi.Library{
 		Name:                 "cutlass",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutlass/cutlass.h"},
@@ -888,7 +890,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:938", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:942", Library: abi.Library{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"libmathdx.h"},
@@ -900,7 +902,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:950", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:954", Library: abi.Library{
 		Name:               "nvshmem",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nvshmem.h"},
@@ -908,7 +910,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nvshmem/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:958", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:962", Library: abi.Library{
 		Name:               "nccl",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nccl.h"},
@@ -918,7 +920,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars: []string{"NCCL_HOME"},
 		InstallRootRelDirs: []string{"include", "build/include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:968", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:972", Library: abi.Library{
 		Name:                    "cudnn",
 		PackagedWith:            "other",
 		LinuxFiles:              []string{"cudnn.h"},
@@ -933,7 +935,7 @@ var builtinEntries = [...]Entry{
 		InstallRootRelDirs:      []string{"include"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:988", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:992", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvcc"},
@@ -946,7 +948,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1001", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1005", Library: abi.Library{
 		Name:                 "nvdisasm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvdisasm"},
@@ -959,7 +961,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1014", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1018", Library: abi.Library{
 		Name:                 "cuobjdump",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuobjdump"},
@@ -972,7 +974,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1027", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1031", Library: abi.Library{
 		Name:                 "nvprune",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprune"},
@@ -985,7 +987,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1040", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1044", Library: abi.Library{
 		Name:                 "fatbinary",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary"},
@@ -998,7 +1000,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1053", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1057", Library: abi.Library{
 		Name:                 "bin2c",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"bin2c"},
@@ -1011,7 +1013,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1066", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1070", Library: abi.Library{
 		Name:                 "nvlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvlink"},
@@ -1024,7 +1026,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1079", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1083", Library: abi.Library{
 		Name:                 "cuda-gdb",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdb"},
@@ -1037,7 +1039,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1092", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1096", Library: abi.Library{
 		Name:                 "cuda-gdbserver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdbserver"},
@@ -1050,7 +1052,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1105", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1109", Library: abi.Library{
 		Name:                 "compute-sanitizer",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"compute-sanitizer"},
@@ -1063,7 +1065,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1118", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1122", Library: abi.Library{
 		Name:                 "nvprof",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprof"},
@@ -1076,7 +1078,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1131", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1135", Library: abi.Library{
 		Name:                 "nsys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsys"},
@@ -1088,7 +1090,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1143", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1147", Library: abi.Library{
 		Name:                 "nsight-sys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-sys"},
@@ -1100,7 +1102,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1155", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1159", Library: abi.Library{
 		Name:                 "ncu",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"ncu"},
@@ -1112,7 +1114,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1167", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1171", Library: abi.Library{
 		Name:                 "nsight-compute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-compute"},
@@ -1124,7 +1126,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"bin"},
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1179", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1183", Library: abi.Library{
 		Name:                 "ptxas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"ptxas"},
@@ -1137,7 +1139,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1196", Library: abi.Library{
+	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1200", Library: abi.Library{
 		Name:                     "cudadevrt",
 		PackagedWith:             "ctk",
 		LinuxFiles:               []string{"libcudadevrt.a"},
@@ -1152,7 +1154,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"lib/{triple}"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1215", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1219", Library: abi.Library{
 		Name:                 "device",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"libdevice.10.bc"},
@@ -1165,7 +1167,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/libdevice"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1228", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1232", Library: abi.Library{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1173,7 +1175,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1236", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1240", Library: abi.Library{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},
