@@ -92,11 +92,11 @@ type Library struct {
 	// install_root_env_rel_dirs_windows, per architecture (cuDNN's CUDNN_PATH: bin on x64, bin/arm64).
 	InstallRootRelDirsWindows      []string `json:"install_root_rel_dirs_windows,omitempty" toml:"install_root_rel_dirs_windows"`
 	InstallRootRelDirsWindowsArm64 []string `json:"install_root_rel_dirs_windows_arm64,omitempty" toml:"install_root_rel_dirs_windows_arm64"`
-	Dependencies             []string `json:"dependencies,omitempty" toml:"dependencies"`
-	OptionalDependencies     []string `json:"optional_dependencies,omitempty" toml:"optional_dependencies"`
-	CanaryAnchors            []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
-	RequiresAddDLLDirectory  bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
-	RequiresRTLDDeepbind     bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
+	Dependencies                   []string `json:"dependencies,omitempty" toml:"dependencies"`
+	OptionalDependencies           []string `json:"optional_dependencies,omitempty" toml:"optional_dependencies"`
+	CanaryAnchors                  []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
+	RequiresAddDLLDirectory        bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
+	RequiresRTLDDeepbind           bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
 	// ProgramFilesDirsWindows are globs, relative to the Program Files directory, of the directories
 	// that hold the files ("NVIDIA/CUDNN/v9.*/bin/*/{triple}"); the programfiles step walks them.
 	ProgramFilesDirsWindows []string `json:"program_files_dirs_windows,omitempty" toml:"program_files_dirs_windows"`
