@@ -87,11 +87,16 @@ type Library struct {
 	AnchorRelDirsWindows     []string `json:"anchor_rel_dirs_windows,omitempty" toml:"anchor_rel_dirs_windows"`
 	InstallRootEnvVars       []string `json:"install_root_env_vars,omitempty" toml:"install_root_env_vars"`
 	InstallRootRelDirs       []string `json:"install_root_rel_dirs,omitempty" toml:"install_root_rel_dirs"`
-	Dependencies             []string `json:"dependencies,omitempty" toml:"dependencies"`
-	OptionalDependencies     []string `json:"optional_dependencies,omitempty" toml:"optional_dependencies"`
-	CanaryAnchors            []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
-	RequiresAddDLLDirectory  bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
-	RequiresRTLDDeepbind     bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
+	// InstallRootRelDirsWindows, when declared, replace InstallRootRelDirs on Windows, and
+	// InstallRootRelDirsWindowsArm64 those on windows/arm64: cuda.pathfinder's
+	// install_root_env_rel_dirs_windows, per architecture (cuDNN's CUDNN_PATH: bin on x64, bin/arm64).
+	InstallRootRelDirsWindows      []string `json:"install_root_rel_dirs_windows,omitempty" toml:"install_root_rel_dirs_windows"`
+	InstallRootRelDirsWindowsArm64 []string `json:"install_root_rel_dirs_windows_arm64,omitempty" toml:"install_root_rel_dirs_windows_arm64"`
+	Dependencies                   []string `json:"dependencies,omitempty" toml:"dependencies"`
+	OptionalDependencies           []string `json:"optional_dependencies,omitempty" toml:"optional_dependencies"`
+	CanaryAnchors                  []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
+	RequiresAddDLLDirectory        bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
+	RequiresRTLDDeepbind           bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
 	// ProgramFilesDirsWindows are globs, relative to the Program Files directory, of the directories
 	// that hold the files ("NVIDIA/CUDNN/v9.*/bin/*/{triple}"); the programfiles step walks them.
 	ProgramFilesDirsWindows []string `json:"program_files_dirs_windows,omitempty" toml:"program_files_dirs_windows"`
@@ -167,6 +172,23 @@ func (l *Library) AnchorDirs(p Platform) []string {
 		return p.expand(l.AnchorRelDirsWindows)
 	}
 	return p.expand(l.AnchorRelDirsLinux)
+}
+
+// InstallRootDirs returns the sub-directories of an install root (CUDNN_PATH, NCCL_HOME) to search
+// on p: the ones declared for p's OS and architecture, else InstallRootRelDirs, else the anchor
+// directories. "{triple}" stands for p.Triple().
+func (l *Library) InstallRootDirs(p Platform) []string {
+	dirs := l.InstallRootRelDirs
+	if p.OS == "windows" && len(l.InstallRootRelDirsWindows) > 0 {
+		dirs = l.InstallRootRelDirsWindows
+	}
+	if p.OS == "windows" && p.Arch == "arm64" && len(l.InstallRootRelDirsWindowsArm64) > 0 {
+		dirs = l.InstallRootRelDirsWindowsArm64
+	}
+	if len(dirs) == 0 {
+		return l.AnchorDirs(p)
+	}
+	return p.expand(dirs)
 }
 
 // ProgramFilesDirs returns the globs under the Program Files directory to search on p: none unless p

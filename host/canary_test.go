@@ -92,7 +92,7 @@ func TestFind_canaryNotGranted(t *testing.T) {
 	put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
 	for _, tt := range []struct{ name, config, why string }{
 		{"no capability", "[plugin.canary]\ncapabilities = []\n", "canary: not granted by the host's config"},
-		{"no read grant", "[plugin.canary]\nread = []\n", "nvvm/lib64 no such directory"},
+		{"no read grant", "[plugin.canary]\nread = []\n", "nvvm/lib64 no such directory (not granted to the step: its sandbox shows nothing there)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFinder(t, testEnv{"LD_LIBRARY_PATH": cuda + "/lib64"}, tt.config)

@@ -53,7 +53,7 @@ func TestConfig_Errors(t *testing.T) {
 	}{
 		{"unknown key", "[search]\nordr = []\n", `:2:1: unknown key "search.ordr"`},
 		{"unknown plugin key", "[plugin.wheels]\nsource = \"builtin:wheels\"\n  colour = \"x\"\n", `:3:3: unknown key "plugin.wheels.colour"`},
-		{"syntax", "[search\n", "p.toml:2:8: expected '.' or ']' to end table name"},
+		{"syntax", "[search\n", "p.toml:1:8: expected '.' or ']' to end table name"},
 		{"unknown step", "[search]\norder = [\"wheels\", \"whels\"]\n", `search.order names unknown step "whels"`},
 		{"step twice", "[search]\norder = [\"wheels\", \"wheels\"]\n", `names step "wheels" twice`},
 		{"unknown library", "[library.cudartt]\norder = [\"wheels\"]\n", `[library.cudartt] names an unknown library (did you mean "cudart"`},
@@ -86,8 +86,9 @@ func TestConfig_Errors(t *testing.T) {
 
 // TestCacheDir is where the caches go, or why they are off. Of the cache dir only its own last
 // components are made (.cache/pathfinder in $HOME, pathfinder in $XDG_CACHE_HOME, the named dir
-// itself): a HOME that does not exist (Debian's nobody: /nonexistent) turns the cache off, says
-// why, and is never made, not even by a search.
+// itself), and a missing $XDG_CACHE_HOME, as the XDG Base Directory specification says: a HOME that
+// does not exist (Debian's nobody: /nonexistent) turns the cache off, says why, and is never made,
+// not even by a search. Before, a missing XDG_CACHE_HOME turned the cache off.
 func TestCacheDir(t *testing.T) {
 	home, xdg, top := t.TempDir(), t.TempDir(), t.TempDir()
 	file := put(t, top, "file", []byte("not a directory"))
@@ -99,6 +100,7 @@ func TestCacheDir(t *testing.T) {
 		want     string // the cache dir; "" when off
 		off      string // in why it is off
 		disabled bool
+		made     []string // below top: directories made, mode 0700
 	}{
 		{name: "XDG default", env: testEnv{"HOME": home}, want: filepath.Join(home, ".cache/pathfinder")},
 		{name: "XDG_CACHE_HOME", env: testEnv{"HOME": home, "XDG_CACHE_HOME": xdg}, want: filepath.Join(xdg, "pathfinder")},
@@ -112,8 +114,11 @@ func TestCacheDir(t *testing.T) {
 			off: `[cache] dir "cache" is a relative path`},
 		{name: "HOME that does not exist", env: testEnv{"HOME": missing},
 			off: filepath.Join(missing, ".cache/pathfinder") + " (from $HOME): " + missing + " does not exist"},
-		{name: "XDG_CACHE_HOME that does not exist", env: testEnv{"HOME": home, "XDG_CACHE_HOME": missing},
-			off: filepath.Join(missing, "pathfinder") + " (from $XDG_CACHE_HOME): " + missing + " does not exist"},
+		// The XDG Base Directory specification: made, mode 0700, with what is missing above it.
+		{name: "XDG_CACHE_HOME that does not exist", env: testEnv{"HOME": home, "XDG_CACHE_HOME": filepath.Join(top, "made/cache")},
+			want: filepath.Join(top, "made/cache/pathfinder"), made: []string{"made", "made/cache", "made/cache/pathfinder"}},
+		{name: "XDG_CACHE_HOME inside a HOME that does not exist", env: testEnv{"HOME": missing, "XDG_CACHE_HOME": filepath.Join(missing, ".cache")},
+			off: filepath.Join(missing, ".cache/pathfinder") + " (from $XDG_CACHE_HOME): " + filepath.Join(missing, ".cache") + " does not exist"},
 		{name: "PATHFINDER_CACHE_DIR below a directory that does not exist", env: testEnv{"PATHFINDER_CACHE_DIR": filepath.Join(missing, "cache")},
 			off: missing + " does not exist"},
 		{name: "HOME a file", env: testEnv{"HOME": file}, off: filepath.Join(file, ".cache/pathfinder") + " (from $HOME): not a directory"},
@@ -136,6 +141,11 @@ func TestCacheDir(t *testing.T) {
 			f.Find(bg, "cudart") // a search writes what the cache keeps, when it is on
 			if _, err := os.Stat(missing); !os.IsNotExist(err) {
 				t.Fatalf("%s was made: %v", missing, err)
+			}
+			for _, d := range tt.made {
+				if fi, err := os.Stat(filepath.Join(top, d)); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+					t.Fatalf("%s: %v, %v; want a directory made mode 0700", d, fi, err)
+				}
 			}
 		})
 	}

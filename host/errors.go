@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
 	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
@@ -52,6 +53,7 @@ type SearchError struct {
 	Path        string         // the file found, for ErrRefused, ErrLoadFailed and ErrIncompatible (the first passed over)
 	Reason      string         // why it was refused, not loaded or, for ErrIncompatible, each file passed over, why ErrNotAvailable when not the platform's catalog, or for ErrUnknown what the name is instead ("libdevice" is a bitcode library named "device")
 	Ignored     []IgnoredInput // variables the search passed over
+	Failed      []Attempt      // the steps that could not run (a plugin refused, trapped or out of time), each with why
 }
 
 func (e *SearchError) Error() string {
@@ -75,8 +77,25 @@ func (e *SearchError) Error() string {
 	case !errors.Is(e.Err, ErrNotFound): // the context's end, or the Finder's
 		return fmt.Sprintf("search for %q stopped: %v", e.Name, e.Err)
 	}
-	return fmt.Sprintf("%q not found: looked for %s in %d places%s",
-		e.Name, strings.Join(e.Looked, " or "), len(e.Attempts), e.ignored())
+	return fmt.Sprintf("%q not found: looked for %s in %s%s%s",
+		e.Name, strings.Join(e.Looked, " or "), english.Plural(len(e.Attempts), "place"), e.failed(), e.ignored())
+}
+
+// failed names the steps that could not run, each with the gist of why: "; 1 step failed (mine:
+// built as a command)".
+func (e *SearchError) failed() string {
+	if len(e.Failed) == 0 {
+		return ""
+	}
+	parts := make([]string, len(e.Failed))
+	for i, a := range e.Failed {
+		why := strings.TrimPrefix(a.Reason, fmt.Sprintf("plugin %q: ", a.Step))
+		if gist, _, ok := strings.Cut(why, " ("); ok {
+			why = gist
+		}
+		parts[i] = a.Step + ": " + why
+	}
+	return fmt.Sprintf("; %s failed (%s)", english.Plural(len(e.Failed), "step"), strings.Join(parts, "; "))
 }
 
 // ignored names the variables the search passed over.

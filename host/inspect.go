@@ -92,12 +92,13 @@ func (f *Finder) pluginInfo(ctx context.Context, p *config.Plugin) (inspect.Plug
 		problem("pin", fmt.Errorf("sha256 is %s, but %s pins %s: refused", info.SHA256, f.cfg.Where("plugin."+p.Name+".sha256"), p.SHA256))
 		return info, problems
 	}
-	mod, err := f.module(ctx, p, nil)
+	deadline := f.now().Add(p.Timeout)
+	mod, err := f.module(ctx, p, nil, deadline)
 	if err != nil {
 		problem("load", err)
 		return info, problems
 	}
-	d, err := mod.Describe(ctx, p.Timeout)
+	d, err := mod.Describe(ctx, deadline.Sub(f.now()))
 	switch {
 	case err != nil:
 		problem("describe", err)

@@ -3,12 +3,14 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -220,4 +222,141 @@ func TestLoad_linkToWritableDirectory(t *testing.T) {
 	if err != nil || lib.Path != link || lib.RealPath != target {
 		t.Fatalf("Load = %+v, %v; want %s (real %s)", lib, err, link, target)
 	}
+}
+
+// TestRealPath_linkFlippedByAnotherUser: another user owns a granted directory and keeps flipping
+// its lib between a directory and a link to another directory, each holding a valid library of the
+// name searched for. Every load that succeeds reports the file whose constructor ran (real_path,
+// or path where no link was on the way), and every find the file it checked: the libraries behind
+// the link need a library that is nowhere, which only a check of them can tell (load_problem). A
+// find answered from the result cache once the flipping stops is as true.
+func TestRealPath_linkFlippedByAnotherUser(t *testing.T) {
+	needLoader(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run the other user with setpriv")
+	}
+	for _, tool := range []string{"setpriv", "unshare"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	first := int(flipRuns.Add(int64(n))) - n // names new to the process at each run (-count)
+	base := t.TempDir()
+	os.Chmod(filepath.Dir(base), 0o755) // the other user walks in
+	site, marks := filepath.Join(base, "site"), filepath.Join(base, "marks")
+	os.MkdirAll(marks, 0o777)
+	os.Chmod(marks, 0o777)
+	missing := filepath.Join(t.TempDir(), "libflipgone.so")
+	os.WriteFile(missing, elfLib(t, "libflipgone.so.1"), 0o755) // linked against, then nowhere
+	var pk strings.Builder
+	for _, side := range []string{"a", "b"} {
+		ctor := ctorLib(t, "libflipl0000.so.1", filepath.Join(marks, side+"-0000"), "flip_"+side)
+		checked := elfLib(t, "libflipf0000.so.1")
+		if side == "b" {
+			checked = elfLib(t, "libflipf0000.so.1", "-Wl,--no-as-needed", missing)
+		}
+		for i := first; i < first+n; i++ {
+			tag := fmt.Sprintf("%04d", i)
+			put(t, site, "pf/"+side+"/libflipl"+tag+".so.1", bytes.ReplaceAll(ctor, []byte("0000"), []byte(tag)))
+			put(t, site, "pf/"+side+"/libflipf"+tag+".so.1", bytes.ReplaceAll(checked, []byte("0000"), []byte(tag)))
+			if side == "a" {
+				for _, kind := range []string{"l", "f"} {
+					pk.Write(pack("flip"+kind+tag, `site_packages_linux = ["pf/lib"]`))
+					pk.WriteString("\n")
+				}
+			}
+		}
+	}
+	filepath.Walk(site, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+	packs := put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
+	// lib is the directory a, then a link to b, and again, as fast as the kernel exchanges them.
+	symlink(t, "b", filepath.Join(site, "pf/lib"))
+	os.Lchown(filepath.Join(site, "pf/lib"), 65534, 65534)
+	flipper := flipperProgram(t)
+	flip := exec.Command("unshare", "-m", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", flipper, filepath.Join(site, "pf"))
+	if err := flip.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { flip.Process.Kill(); flip.Wait() }
+	defer stop()
+
+	cache := t.TempDir()
+	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs, "PATHFINDER_CACHE_DIR": cache}
+	config := "[search]\norder = [\"wheels\"]\n"
+	viaLink := func(tag string, lib *Library) bool {
+		return lib.RealPath == filepath.Join(site, "pf/b/libflip"+tag+".so.1")
+	}
+	wrong, counts := []string{}, map[string]int{}
+	f := newFinder(t, env, config)
+	for i := first; i < first+n; i++ {
+		tag := fmt.Sprintf("%04d", i)
+		if lib, err := f.Load(bg, "flipl"+tag); err == nil {
+			side := "a"
+			if viaLink("l"+tag, &lib.Library) {
+				side = "b"
+			} else if lib.RealPath != "" {
+				side = "?"
+			}
+			counts["load "+side]++
+			if _, err := os.Stat(filepath.Join(marks, side+"-"+tag)); err != nil {
+				wrong = append(wrong, fmt.Sprintf("load %s reported %s (real %q), but %s's constructor did not run", tag, lib.Path, lib.RealPath, side))
+			}
+		}
+		if lib, err := f.Find(bg, "flipf"+tag); err == nil {
+			counts[fmt.Sprintf("find via link %v", viaLink("f"+tag, lib))]++
+			if viaLink("f"+tag, lib) != (lib.LoadProblem != "") {
+				wrong = append(wrong, fmt.Sprintf("find %s reported %s (real %q) with load problem %q", tag, lib.Path, lib.RealPath, lib.LoadProblem))
+			}
+		}
+	}
+	stop()
+	// The flipping over, lib stays the directory a, and whatever the cache holds must say so.
+	if fi, err := os.Lstat(filepath.Join(site, "pf/lib")); err == nil && !fi.IsDir() {
+		os.Remove(filepath.Join(site, "pf/lib"))
+		os.Rename(filepath.Join(site, "pf/a"), filepath.Join(site, "pf/lib"))
+	}
+	g := newFinder(t, env, config)
+	for i := first; i < first+n; i++ {
+		tag := fmt.Sprintf("%04d", i)
+		if lib, err := g.Find(bg, "flipf"+tag); err != nil || lib.RealPath != "" || lib.LoadProblem != "" {
+			wrong = append(wrong, fmt.Sprintf("find %s once lib stays the directory: %+v, %v", tag, lib, err))
+		}
+	}
+	t.Logf("%d names each loaded and found while another user flipped the link: %v", n, counts)
+	if len(wrong) > 0 {
+		t.Fatalf("%d reports name a file other than the one loaded or checked:\n%s", len(wrong), strings.Join(wrong, "\n"))
+	}
+	if counts["load a"] == 0 || counts["load b"] == 0 {
+		t.Fatalf("the loads did not meet both sides of the flip (%v): the test proves nothing", counts)
+	}
+}
+
+// flipRuns counts the names TestRealPath_linkFlippedByAnotherUser used in this process.
+var flipRuns atomic.Int64
+
+// flipperProgram is a program that exchanges DIR/lib and DIR/a (renameat2's RENAME_EXCHANGE) until
+// it is killed: the name lib is never missing, and flips in microseconds, as a determined other
+// user's would.
+func flipperProgram(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	src, bin := filepath.Join(dir, "flip.c"), filepath.Join(dir, "flip")
+	os.WriteFile(src, []byte(`#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	if (argc != 2 || chdir(argv[1]) != 0) return 2;
+	for (;;) renameat2(AT_FDCWD, "lib", AT_FDCWD, "a", RENAME_EXCHANGE);
+}
+`), 0o644)
+	if b, err := exec.Command("gcc", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	return bin
 }

@@ -106,7 +106,7 @@ func TestPacks_Errors(t *testing.T) {
 		{"an unknown dependency", map[string][]byte{"packs.d/a.toml": pack("x", `dependencies = ["cublass"]`)},
 			nil, []string{`$SYS/packs.d/a.toml:1: library "x" depends on unknown library "cublass"`}},
 		{"malformed", map[string][]byte{"packs.d/a.toml": []byte("[[library]\n")},
-			nil, []string{"pack $SYS/packs.d/a.toml:2:"}},
+			nil, []string{"pack $SYS/packs.d/a.toml:1:10:"}},
 		{"duplicate key", map[string][]byte{"packs.d/a.toml": append(pack("x", cublasDep), "\nname = \"y\"\n"...)},
 			nil, []string{"$SYS/packs.d/a.toml:", "name"}},
 		{"unknown key", map[string][]byte{"packs.d/a.toml": pack("x", "sonames = []")},

@@ -190,6 +190,19 @@ func TestPluginFile_pinMemo(t *testing.T) {
 	if err := open(); err != nil {
 		t.Fatal(err)
 	}
+	// Rewritten in place, its size, inode and mtime kept: only the ctime, which no user can set,
+	// tells, and the pin is the same error as without a memo (before, the memo let it pass).
+	before, _ := os.Stat(wasm)
+	f, _ := os.OpenFile(wasm, os.O_WRONLY, 0)
+	f.WriteAt([]byte("\x02"), 4) // another wasm version: the same size
+	f.Close()
+	os.Chtimes(wasm, before.ModTime(), before.ModTime())
+	if after, _ := os.Stat(wasm); after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !os.SameFile(before, after) {
+		t.Fatal("the rewrite changed the size, the mtime or the inode")
+	}
+	if err := open(); err == nil || !strings.Contains(err.Error(), "not the pinned") {
+		t.Fatalf("a file rewritten in place passed its pin: %v", err)
+	}
 	// Another module of another size: the memo no longer matches what a stat sees, so it is hashed.
 	if err := os.WriteFile(wasm, append(module, 0), 0o644); err != nil {
 		t.Fatal(err)

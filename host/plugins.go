@@ -18,12 +18,13 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
-// module returns the compiled module of plugin p, compiling it on first use, and the entry to call
-// in it ("" for a plugin file, which registers one search).
-func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Recorder) (*wasm.Module, error) {
+// module returns the compiled module of plugin p, compiling it on first use by deadline (the step's:
+// its timeout bounds the compile as it bounds the call).
+func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Recorder, deadline time.Time) (*wasm.Module, error) {
 	if p.Source.File != "" {
 		rec.Stat(p.Source.File) // a changed plugin file is a changed search
 	}
@@ -46,11 +47,11 @@ func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Reco
 			return fail("pin", fmt.Errorf("%s has sha256 %s, but the config (%s) pins %s", p.Source, got, p.DefinedIn, p.SHA256))
 		}
 	}
-	if m, err = f.engine().Load(ctx, code, p.Memory); err != nil {
+	if m, err = f.engine().Load(ctx, code, p.Memory, deadline.Sub(f.now())); err != nil {
 		return fail("load", err)
 	}
 	if p.Source.File != "" { // a site plugin that wants more than it is granted is refused, not half-run
-		if d, err := m.Describe(ctx, p.Timeout); err != nil {
+		if d, err := m.Describe(ctx, deadline.Sub(f.now())); err != nil {
 			return fail("describe", err)
 		} else if d != nil {
 			if probs := p.DescribeProblems(d, f.catalog); len(probs) > 0 {
@@ -82,7 +83,7 @@ type granted struct {
 }
 
 // note adds a line about the grants to the step's log, escaped: it may hold a directory's name.
-func (g *granted) note(line string) { g.notes = append(g.notes, wasm.Printable(line)) }
+func (g *granted) note(line string) { g.notes = append(g.notes, printable.String(line)) }
 
 // grant resolves plugin p's env and read grants for library e, recording what it looks at in rec.
 func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder) *granted {
@@ -91,12 +92,8 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 		paths, openRoot = *f.hooks.paths, f.hooks.openRoot
 	}
 	getenv := rec.Getenv(f.getenv)
-	now := time.Now
-	if f.hooks.now != nil {
-		now = f.hooks.now
-	}
 	g := &granted{wasm: wasm.Grants{Env: map[string]string{}, Record: rec},
-		dirs: candidate.Granted{Paths: paths, Rec: rec, Deadline: now().Add(p.Timeout), Now: f.hooks.now}}
+		dirs: candidate.Granted{Paths: paths, Rec: rec, Now: f.hooks.now}}
 	for _, name := range p.EnvVars(e) {
 		if v := getenv(name); v != "" {
 			// A value holding an absolute host path is given in the guest's form (the same as the
@@ -235,14 +232,28 @@ func (f *Finder) overBroad(paths guestpath.Map, dir string) error {
 	return err
 }
 
-// callPlugin builds the request and grants for one plugin step and runs it.
+// now is the clock a step's deadline is set and read by: time.Now, or the test's.
+func (f *Finder) now() time.Time {
+	if f.hooks.now != nil {
+		return f.hooks.now()
+	}
+	return time.Now()
+}
+
+// callPlugin builds the request and grants for one plugin step and runs it, all of it by one
+// deadline: the plugin's timeout from the step's start, its module's compile included.
 func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, rec *observe.Recorder) (*abi.Response, *granted, []string, error) {
 	p := f.cfg.Plugins[step]
-	mod, err := f.module(ctx, p, rec)
+	deadline := f.now().Add(p.Timeout)
+	mod, err := f.module(ctx, p, rec, deadline)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if f.engine().CompileTimeout > 0 {
+		deadline = f.now().Add(p.Timeout) // a test lifted the bound on compiles: they are not the step's
+	}
 	g := f.grant(p, e, rec)
+	g.dirs.Deadline = deadline
 	req := abi.Request{
 		ABI:      abi.Version,
 		Step:     step,
@@ -257,7 +268,7 @@ func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	out, res, err := mod.Call(ctx, g.wasm, b, p.Timeout)
+	out, res, err := mod.Call(ctx, g.wasm, b, deadline.Sub(f.now()))
 	log := append(g.notes, res.Log...)
 	if err != nil {
 		return nil, nil, log, &PluginError{Plugin: step, Op: "search", Err: err}

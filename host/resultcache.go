@@ -7,14 +7,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // cachedFind answers from the result cache when an entry for the search (with its compatibility
@@ -46,7 +45,7 @@ func (f *Finder) cachedFind(kind Kind, name string, check *checked) *Explanation
 	}
 	se := &SearchError{Name: name, Kind: kind, Err: ErrNotFound, Platform: f.platform}
 	for _, l := range c.Err.Looked { // shown as they are: an entry is not trusted to be escaped
-		se.Looked = append(se.Looked, wasm.Printable(l))
+		se.Looked = append(se.Looked, printable.String(l))
 	}
 	for _, a := range c.Err.Attempts {
 		se.Attempts = append(se.Attempts, printableAttempt(a))
@@ -100,7 +99,7 @@ func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error
 		f.regrants.Store(key, v)
 	}
 	dirs := v.(candidate.Granted)
-	dirs.Rec, dirs.Deadline = rec, time.Time{} // no plugin ran: the check is the whole cost
+	dirs.Rec = rec // no plugin ran, and no deadline: the check is the whole cost
 	guest, err := dirs.Paths.ToGuest(lib.Path)
 	if err != nil {
 		return lib, err
@@ -171,18 +170,18 @@ func toCached(lib *Library) *resultcache.Library {
 func fromCached(c *resultcache.Library) Library {
 	var notes []string
 	for _, n := range c.Notes {
-		notes = append(notes, wasm.Printable(n))
+		notes = append(notes, printable.String(n))
 	}
 	var passed []Attempt
 	for _, a := range c.PassedOver {
 		passed = append(passed, printableAttempt(a))
 	}
 	return Library{Name: c.Name, Kind: c.Kind, Path: c.Path, RealPath: c.RealPath, FoundVia: c.FoundVia, Step: c.Step,
-		LoadProblem: c.LoadProblem, PassedOver: passed, CUDAInfo: CUDAInfo{CUDA: wasm.Printable(c.CUDA),
-			Version: wasm.Printable(c.Version), VersionFrom: wasm.Printable(c.VersionFrom), Compat: wasm.Printable(c.Compat), Notes: notes}}
+		LoadProblem: c.LoadProblem, PassedOver: passed, CUDAInfo: CUDAInfo{CUDA: printable.String(c.CUDA),
+			Version: printable.String(c.Version), VersionFrom: printable.String(c.VersionFrom), Compat: printable.String(c.Compat), Notes: notes}}
 }
 
 // printableAttempt is an entry's attempt, shown as it is: an entry is not trusted to be escaped.
 func printableAttempt(a resultcache.Attempt) Attempt {
-	return Attempt{Step: wasm.Printable(a.Step), Path: wasm.Printable(a.Path), Reason: wasm.Printable(a.Reason)}
+	return Attempt{Step: printable.String(a.Step), Path: printable.String(a.Path), Reason: printable.String(a.Reason)}
 }

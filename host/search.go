@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"errors"
+	"path"
 	"path/filepath"
 	"slices"
 	"time"
@@ -130,6 +131,11 @@ func (r *run) takeKept(ex *Explanation, k *keptCandidate) *LoadedLibrary {
 func (r *run) failure(ex *Explanation) error {
 	se := &SearchError{Name: ex.Name, Kind: ex.Kind, Err: ErrNotFound, Platform: r.f.platform,
 		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e)}
+	for _, st := range ex.Steps {
+		if st.Outcome == OutcomeFailed && st.Detail != "" {
+			se.Failed = append(se.Failed, Attempt{Step: st.Step, Reason: st.Detail})
+		}
+	}
 	if err := r.ctx.Err(); err != nil {
 		return &SearchError{Name: ex.Name, Kind: ex.Kind, Err: err, Platform: r.f.platform, Attempts: se.Attempts}
 	}
@@ -244,6 +250,13 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		return nil
 	}
 	st.Tried = hostTried(g.dirs.Paths, st.Step, resp.Tried)
+	for i, a := range resp.Tried {
+		// The sandbox shows nothing outside the step's grants: what a plugin says of such a path
+		// (no such directory) is not what is on the machine.
+		if path.IsAbs(a.Path) && !g.dirs.Covers(a.Path) {
+			st.Tried[i].Reason += " (not granted to the step: its sandbox shows nothing there)"
+		}
+	}
 	if resp.Error != "" {
 		st.Outcome, st.Detail = OutcomeFailed, (&PluginError{Plugin: st.Step, Op: "search", Err: errors.New(resp.Error)}).Error()
 		return nil
@@ -255,7 +268,7 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		ct := CandidateTrace{Path: g.dirs.TracePath(c.Path), FoundVia: g.dirs.FoundVia(c.Path, st.Step)}
 		cand, err := g.dirs.Open(c.Path, r.e, r.f.platform)
 		if err != nil {
-			ct.Refused = err.Error()
+			ct.Refused, ct.Links = err.Error(), candidate.LinksOf(err)
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}

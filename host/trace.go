@@ -10,6 +10,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // Explanation is one search, step by step.
@@ -121,7 +122,8 @@ func hostTried(paths guestpath.Map, step string, tried []abi.Attempt) []Attempt 
 	return out
 }
 
-// tried records that the step looked at path and passed over it.
+// tried records that the step looked at path and passed over it, escaped as a plugin's attempts
+// are: a path may come from the environment (LD_LIBRARY_PATH's entries).
 func (st *StepTrace) tried(path, reason string) {
-	st.Tried = append(st.Tried, Attempt{Step: st.Step, Path: path, Reason: reason})
+	st.Tried = append(st.Tried, Attempt{Step: st.Step, Path: printable.String(path), Reason: printable.String(reason)})
 }

@@ -29,6 +29,8 @@ static void decode_library(const json *j, library *v) {
 	v->anchor_rel_dirs_windows = json_strs(j, "anchor_rel_dirs_windows");
 	v->install_root_env_vars = json_strs(j, "install_root_env_vars");
 	v->install_root_rel_dirs = json_strs(j, "install_root_rel_dirs");
+	v->install_root_rel_dirs_windows = json_strs(j, "install_root_rel_dirs_windows");
+	v->install_root_rel_dirs_windows_arm64 = json_strs(j, "install_root_rel_dirs_windows_arm64");
 	v->dependencies = json_strs(j, "dependencies");
 	v->optional_dependencies = json_strs(j, "optional_dependencies");
 	v->ctk_root_canary_anchor_libnames = json_strs(j, "ctk_root_canary_anchor_libnames");

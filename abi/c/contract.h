@@ -64,6 +64,8 @@ typedef struct {
 	strs anchor_rel_dirs_windows;
 	strs install_root_env_vars;
 	strs install_root_rel_dirs;
+	strs install_root_rel_dirs_windows;
+	strs install_root_rel_dirs_windows_arm64;
 	strs dependencies;
 	strs optional_dependencies;
 	strs ctk_root_canary_anchor_libnames;

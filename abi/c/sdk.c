@@ -300,6 +300,16 @@ strs site_packages_dirs(const request *rq) {
 	return expand(rq->platform, is_windows(rq) ? l->site_packages_windows : l->site_packages_linux);
 }
 
+strs install_root_dirs(const request *rq) {
+	const library *l = &rq->library;
+	strs dirs = l->install_root_rel_dirs;
+	if (is_windows(rq) && l->install_root_rel_dirs_windows.n)
+		dirs = l->install_root_rel_dirs_windows;
+	if (is_windows_arm64(rq) && l->install_root_rel_dirs_windows_arm64.n)
+		dirs = l->install_root_rel_dirs_windows_arm64;
+	return dirs.n ? expand(rq->platform, dirs) : anchor_dirs(rq);
+}
+
 strs conda_dirs(const request *rq) {
 	const library *l = &rq->library;
 	strs dirs = is_windows(rq) ? l->conda_rel_dirs_windows : l->conda_rel_dirs_linux;

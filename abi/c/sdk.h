@@ -45,6 +45,7 @@ const char *triple(platform p);
 strs expand(platform p, strs dirs); // "{triple}" replaced
 strs file_names(const request *rq);
 strs anchor_dirs(const request *rq);
+strs install_root_dirs(const request *rq);  // abi.Library.InstallRootDirs
 strs site_packages_dirs(const request *rq); // abi.Library.SitePackagesDirs
 strs conda_dirs(const request *rq);         // abi.Library.CondaDirs
 const char *toolkit_root(const char *lib); // abi.ToolkitRoot; NULL when not in a toolkit layout

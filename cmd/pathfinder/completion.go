@@ -163,7 +163,7 @@ func (c *cli) positional(cmd *command, args []string, cur string, given map[stri
 		return withPrefix(cur, out)
 	case "help":
 		if len(args) == 0 {
-			return withPrefix(cur, commandNames()[:len(commands)])
+			return withPrefix(cur, commandNames())
 		}
 	case "completion":
 		if len(args) == 0 {

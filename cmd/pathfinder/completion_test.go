@@ -200,7 +200,7 @@ func TestCompletion_fish(t *testing.T) {
 	}
 	fish, err := exec.LookPath("fish")
 	if err != nil {
-		t.Skip("no fish")
+		t.Skip("no fish on PATH, whose own completion this test runs on the script (Debian: apt-get install fish)")
 	}
 	dir, env := completionEnv(t)
 	for _, tc := range shellCases(dir) {
@@ -236,7 +236,7 @@ func TestCompletion_zsh(t *testing.T) {
 	}
 	zsh, err := exec.LookPath("zsh")
 	if err != nil {
-		t.Skip("no zsh")
+		t.Skip("no zsh on PATH, whose own completion this test runs on the script (Debian: apt-get install zsh)")
 	}
 	_, env := completionEnv(t)
 	for _, tc := range []struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -18,6 +19,9 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if len(args) > 0 && args[0] == "check" {
 			if len(args) != 2 {
 				return c.usageError("check takes one file")
+			}
+			if c.configFile != "" {
+				return c.usageError("check reads the one file it is given, not --config")
 			}
 			err := host.Options{}.CheckConfigFile(ctx, args[1])
 			if *asJSON {
@@ -66,7 +70,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			fmt.Fprintf(c.stdout, "#   %s\n", l)
 		}
 		if v := os.Getenv("PATHFINDER_CACHE_DIR"); v != "" {
-			fmt.Fprintf(c.stdout, "# $PATHFINDER_CACHE_DIR=%s overrides cache.dir\n", v)
+			fmt.Fprintf(c.stdout, "# $PATHFINDER_CACHE_DIR=%s overrides cache.dir\n", printable.String(v))
 		}
 		if os.Getenv("PATHFINDER_NO_CACHE") == "1" {
 			fmt.Fprintf(c.stdout, "# $PATHFINDER_NO_CACHE=1 overrides cache.enabled\n")

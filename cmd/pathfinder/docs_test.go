@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +113,7 @@ func TestHelp_exitStatus(t *testing.T) {
 	help = strings.Join(strings.Fields(help), " ")
 	_, status, _ := strings.Cut(readme(t), "Exit status: ")
 	status, _, _ = strings.Cut(status, ".")
-	if !strings.Contains(status, "found but refused or not loadable") || !strings.Contains(help, "Exit status: "+status+".") {
+	if !strings.Contains(status, "found but refused, not loadable by load") || !strings.Contains(help, "Exit status: "+status+".") {
 		t.Fatalf("pathfinder --help's exit status differs from README's %q:\n%s", status, help)
 	}
 }
@@ -266,5 +267,40 @@ func TestDocs_kubernetesLabels(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^[^#]*` + regexp.QuoteMeta(m[1]+"="+m[2]) + `$`).Match(twoModels) {
 			t.Errorf("docs/kubernetes.md's example %s=%s is not in two-models-container.txt", m[1], m[2])
 		}
+	}
+}
+
+// TestREADME_testCosts: what README says the tests cost and skip holds. The tests that skip
+// without clang, zsh or fish exist and say what installs what is missing; the libraries fetch.sh
+// unpacks, where they were fetched, are about the size README says.
+func TestREADME_testCosts(t *testing.T) {
+	r := readme(t)
+	if !strings.Contains(r, "it unpacks about 1.3 GB;") || !strings.Contains(r, "go test -race ./... took 3 minutes on this project's 2-core machines") ||
+		!strings.Contains(r, "Without clang and wasi-libc, builtin's TestStepsModuleRebuilds skips; without zsh or fish, TestCompletion_zsh or TestCompletion_fish; each says what is missing and what installs it") {
+		t.Fatal("README does not say what the tests cost and which skip")
+	}
+	for file, says := range map[string][]string{
+		"../../builtin/builtin_test.go":                 {"func TestStepsModuleRebuilds(", "wasmbuild.Compiler()"},
+		"../../builtin/internal/wasmbuild/wasmbuild.go": {"(Debian: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)"},
+		"completion_test.go":                            {"func TestCompletion_zsh(", "(Debian: apt-get install zsh)", "func TestCompletion_fish(", "(Debian: apt-get install fish)"},
+	} {
+		b, err := os.ReadFile(file)
+		for _, s := range says {
+			if err != nil || !strings.Contains(string(b), s) {
+				t.Errorf("%s lacks %q: %v", file, s, err)
+			}
+		}
+	}
+	var size int64
+	for _, suite := range []string{"trixie", "bookworm"} {
+		filepath.WalkDir(filepath.Join(realnv.Dir(), suite), func(_ string, d fs.DirEntry, err error) error {
+			if fi, ierr := d.Info(); err == nil && ierr == nil && d.Type().IsRegular() {
+				size += fi.Size()
+			}
+			return nil
+		})
+	}
+	if size > 0 && (size < 1.0e9 || size > 1.6e9) {
+		t.Errorf("fetch.sh unpacked %.2f GB into %s; README says about 1.3 GB", float64(size)/1e9, realnv.Dir())
 	}
 }

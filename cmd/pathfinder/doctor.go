@@ -16,6 +16,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/english"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // doctor exits exitOK when it lists no problem, exitNotFound when it lists one or more (a driver
@@ -160,10 +161,10 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	} else {
 		fmt.Fprintln(w, english.Plural(len(problems), "problem"))
 	}
-	for _, p := range problems {
-		fmt.Fprintf(w, "  ✗ %s\n", p.title)
+	for _, p := range problems { // escaped: a problem may quote a variable's value
+		fmt.Fprintf(w, "  ✗ %s\n", printable.String(p.title))
 		if p.fix != "" {
-			fmt.Fprintf(w, "    fix: %s\n", p.fix)
+			fmt.Fprintf(w, "    fix: %s\n", printable.String(p.fix))
 		}
 	}
 	if all {
@@ -261,12 +262,12 @@ func writeSettings(w io.Writer, d *doctorFacts) {
 		if i == 0 {
 			label = "site-packages"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\n", label, s)
+		fmt.Fprintf(tw, "  %s\t%s\n", label, printable.String(s))
 	}
 	var env []string
 	for _, v := range []string{"CONDA_PREFIX", "CUDA_PATH", "CUDA_HOME", "CUDNN_PATH", "NCCL_HOME", "LD_LIBRARY_PATH"} {
 		if val := d.getenv(v); val != "" {
-			env = append(env, v+"="+val)
+			env = append(env, v+"="+printable.String(val))
 		}
 	}
 	if len(env) == 0 {
@@ -280,7 +281,7 @@ func writeSettings(w io.Writer, d *doctorFacts) {
 	case d.cache.WriteError != "":
 		cache += " (cannot be written: " + d.cache.WriteError + ")"
 	}
-	fmt.Fprintf(tw, "  cache\t%s\n", cache)
+	fmt.Fprintf(tw, "  cache\t%s\n", printable.String(cache))
 	tw.Flush()
 }
 

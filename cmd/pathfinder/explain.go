@@ -21,6 +21,9 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if len(names) != 1 {
 			return c.usageError("takes one library name")
 		}
+		if code, ok := c.checkNames(names); !ok {
+			return code
+		}
 		k, ok := c.parseKind(*kind)
 		if !ok || !c.checkTarget(*target) {
 			return exitUsage

@@ -70,8 +70,8 @@ func buildWasm(t *testing.T, dir string) []byte {
 }
 
 // pluginCacheDir is the compilation cache of the tests that compile a site plugin, one per test
-// binary: a busy machine may compile a Go plugin over the bound (30 s and 10 s a MiB), and the
-// refusal, remembered in the cache, must end with the run rather than fail every later one.
+// binary: a busy machine may compile a Go plugin over its step's timeout, and the refusal,
+// remembered in the cache, must end with the run rather than fail every later one.
 var pluginCacheDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "pathfinder-plugin-cache-") })
 
 // usePluginCache points the command, after isolate, at the test binary's own plugin cache.
@@ -182,6 +182,7 @@ func (s *optappsSite) writeConfig(t *testing.T, edits string) {
 		fmt.Sprintf("sha256 = %q", s.sum),
 		`env = ["OPTAPPS_ROOT"]`,
 		fmt.Sprintf("read = [%q]", s.root),
+		`timeout = "10m"`, // its first compile is part of its step, and takes many seconds under -race
 		"",
 		"[plugin.optapps.options]",
 		fmt.Sprintf("root = %q", s.root),
@@ -293,7 +294,7 @@ func TestSitePlugin_Errors(t *testing.T) {
 			stderr: []string{"$TMP/etc/plugins/optapps.wasm is writable by others than its owner (mode 0666): refused", "allow_writable = true"}},
 		{name: "an order naming a plugin that is not defined",
 			edits:  `order = ["optapp", "wheels"]`,
-			stderr: []string{`$TMP/etc/pathfinder.toml:11:1: library.cudart.order names unknown step "optapp"`}},
+			stderr: []string{`$TMP/etc/pathfinder.toml:12:1: library.cudart.order names unknown step "optapp"`}},
 		{name: "an unknown key",
 			edits:  `colour = "blue"`,
 			stderr: []string{`$TMP/etc/pathfinder.toml:3:1: unknown key "plugin.optapps.colour"`}},
@@ -496,7 +497,7 @@ func TestPluginNew(t *testing.T) {
 	gccLib(t, filepath.Join(root, "lib64/libcudart.so.13"), "libcudart.so.13")
 	wasm := write(t, filepath.Join(dir, "mine.wasm"), code2)
 	config := write(t, filepath.Join(t.TempDir(), "p.toml"), []byte(fmt.Sprintf(
-		"[plugin.mine]\nsource = %q\nsha256 = %q\nread = [%q]\n[plugin.mine.options]\nroot = %q\n[library.cudart]\norder = [\"mine\", \"wheels\"]\n",
+		"[plugin.mine]\nsource = %q\nsha256 = %q\nread = [%q]\ntimeout = \"10m\"\n[plugin.mine.options]\nroot = %q\n[library.cudart]\norder = [\"mine\", \"wheels\"]\n",
 		wasm, sha256Hex(code2), root, root)))
 	out, errOut, code = run(t, "find", "cudart", "--config", config, "--json")
 	if code != exitOK || !strings.Contains(out, `"found_via":"mine","step":"mine"`) {

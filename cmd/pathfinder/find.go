@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
@@ -69,8 +70,8 @@ type failure struct {
 
 // resolve finds or loads each name and prints a path (or a JSON line) per name.
 func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSON, load bool) int {
-	if len(names) == 0 {
-		return c.usageError("no library named; 'pathfinder list' lists them")
+	if code, ok := c.checkNames(names); !ok {
+		return code
 	}
 	f, err := c.open()
 	if err != nil {
@@ -118,6 +119,17 @@ func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSO
 	return code
 }
 
+// checkNames refuses a command line that names no library, or an empty name, as a usage error.
+func (c *cli) checkNames(names []string) (int, bool) {
+	switch {
+	case len(names) == 0:
+		return c.usageError("no library named; 'pathfinder list' lists them"), false
+	case slices.Contains(names, ""):
+		return c.usageError("an empty name; 'pathfinder list' lists the names"), false
+	}
+	return exitOK, true
+}
+
 // togetherFailed prints a JSON line per name for a set with no one root, as find does per name: the
 // name that was not found at all has its own error; every other name, and every name when each was
 // found but in different roots, has "mixed-toolkits" and the set's message.
@@ -152,7 +164,14 @@ func (c *cli) explainHint(se *host.SearchError) string {
 		cmd += " --target " + c.target
 	}
 	switch se.Code() {
+	case "unknown":
+		if k, ok := c.otherKind(se); ok {
+			return fmt.Sprintf(": pathfinder find %s --kind %s", se.Name, k)
+		}
 	case "not-found":
+		if len(se.Failed) > 0 {
+			return "; " + cmd
+		}
 		return " (" + cmd + " lists them)"
 	case "refused":
 		return fmt.Sprintf(" (%s lists all %d places looked)", cmd, len(se.Attempts))
@@ -164,6 +183,20 @@ func (c *cli) explainHint(se *host.SearchError) string {
 	return ""
 }
 
+// otherKind is the one other kind that has the name se did not know ("cccl" is a header set).
+func (c *cli) otherKind(se *host.SearchError) (host.Kind, bool) {
+	var kinds []host.Kind
+	for _, k := range host.Kinds() {
+		if k != se.Kind && slices.ContainsFunc(c.finder.Libraries(k), func(l host.LibraryInfo) bool { return l.Name == se.Name }) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) != 1 {
+		return "", false
+	}
+	return kinds[0], true
+}
+
 func attemptsOrEmpty(a []host.Attempt) []host.Attempt {
 	if a == nil {
 		return []host.Attempt{}
@@ -173,8 +206,8 @@ func attemptsOrEmpty(a []host.Attempt) []host.Attempt {
 
 // findTogether prints the set found in one root, or why there is none.
 func (c *cli) findTogether(ctx context.Context, names []string, asJSON bool) int {
-	if len(names) == 0 {
-		return c.usageError("no library named; 'pathfinder list' lists them")
+	if code, ok := c.checkNames(names); !ok {
+		return code
 	}
 	f, err := c.open()
 	if err != nil {

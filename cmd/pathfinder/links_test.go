@@ -41,7 +41,19 @@ func TestLinks_output(t *testing.T) {
 			t.Fatalf("%s --json cudart: exit %d, %+v (%s); want %s, real_path %s, via CUDA_HOME", cmd, code, libs, stderr, link, real)
 		}
 	}
-	if r := readme(t); !strings.Contains(r, "find --json and load --json add real_path where links lead elsewhere, and explain prints LINK → TARGET for every link on the way") {
+	// A link to a file that is no library is refused, and explain says where it led.
+	evil := t.TempDir()
+	passwd := filepath.Join(evil, "lib64/libcudart.so.12")
+	os.MkdirAll(filepath.Dir(passwd), 0o755)
+	os.Symlink("/etc/passwd", passwd)
+	t.Setenv("CUDA_HOME", evil)
+	out, _, code = run(t, "explain", "cudart")
+	for _, want := range []string{"✗ " + passwd + "  refused: not an ELF file", passwd + " → /etc/passwd"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("explain cudart, a link to /etc/passwd: exit %d, no line with %q:\n%s", code, want, out)
+		}
+	}
+	if r := readme(t); !strings.Contains(r, "find --json and load --json add real_path where links lead elsewhere (told by the walk that opened the file checked and loaded, so that it names that file however another user re-points a link meanwhile), and explain prints LINK → TARGET for every link on the way, of a candidate refused too") {
 		t.Error("README does not promise what this test holds")
 	}
 }

@@ -14,12 +14,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // Exit codes.
@@ -38,24 +40,26 @@ func main() {
 type command struct {
 	name, args, summary string
 	flags               func(fs *flag.FlagSet) func(ctx context.Context, c *cli, names []string) int
+	readsConfig         bool // it reads the configuration, so it takes --config FILE
 }
 
 var commands []*command // filled in init to break the initialization cycle with help
 
 func init() {
 	commands = []*command{
-		{"find", "NAME...", "print where each library (or header set, binary, static or bitcode library) is, without loading it", cmdFind},
-		{"load", "NAME...", "load each library (and its dependencies) into a process and print its path", cmdLoad},
-		{"explain", "NAME", "show the search step by step, up to the step that finds it: each place, each candidate and why", cmdExplain},
-		{"list", "", "list every known library, its category and whether this platform has it", cmdList},
-		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor},
-		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver},
-		{"packs", "", "list the descriptor packs that were read, what each defines, and where packs are looked for", cmdPacks},
-		{"plugins", "", "list every search step: the host's own and what each looks at, then each plugin's source, sha256, ABI version and grants", cmdPlugins},
-		{"config", "[check FILE]", "print the effective configuration and where each value came from, or check one file", cmdConfig},
-		{"plugin", "new NAME [DIR]", "create a search plugin that builds and passes its own test, to start from", cmdPlugin},
-		{"completion", "bash|zsh|fish", "print a shell completion script: commands, flags, their values, and the names of the --kind given", cmdCompletion},
-		{"help", "[COMMAND]", "show help for a command", cmdHelp},
+		{"find", "NAME...", "print where each library (or header set, binary, static or bitcode library) is, without loading it", cmdFind, true},
+		{"load", "NAME...", "load each library (and its dependencies) into a process and print its path", cmdLoad, true},
+		{"explain", "NAME", "show the search step by step, up to the step that finds it: each place, each candidate and why", cmdExplain, true},
+		{"list", "", "list every known library, its category and whether this platform has it", cmdList, true},
+		{"doctor", "", "one screen: where each library would come from, or why not, and the driver", cmdDoctor, true},
+		{"driver", "", "the NVIDIA driver, the highest CUDA it supports, and each GPU with its compute capability", cmdDriver, false},
+		{"packs", "", "list the descriptor packs that were read, what each defines, and where packs are looked for", cmdPacks, true},
+		{"plugins", "", "list every search step: the host's own and what each looks at, then each plugin's source, sha256, ABI version and grants", cmdPlugins, true},
+		{"config", "[check FILE]", "print the effective configuration and where each value came from, or check one file", cmdConfig, true},
+		{"plugin", "new NAME [DIR]", "create a search plugin that builds and passes its own test, to start from", cmdPlugin, false},
+		{"completion", "bash|zsh|fish", "print a shell completion script: commands, flags, their values, and the names of the --kind given", cmdCompletion, false},
+		{"version", "", "print pathfinder's version", cmdVersion, false},
+		{"help", "[COMMAND]", "show help for a command", cmdHelp, false},
 	}
 }
 
@@ -68,11 +72,14 @@ func (cmd *command) usageLine() string {
 	return strings.Join(append(parts, "[FLAGS]"), " ")
 }
 
-// flagSet is the command's flags, with the two every command takes, and what runs it.
+// flagSet is the command's flags, with --help, which every command takes, and --config for those
+// that read the configuration, and what runs it.
 func (cmd *command) flagSet(configFile *string) (*flag.FlagSet, *bool, func(context.Context, *cli, []string) int) {
 	fs := flag.NewFlagSet("pathfinder "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(configFile, "config", "", "read this config `FILE` last, after the system and user files and $PATHFINDER_CONFIG")
+	if cmd.readsConfig {
+		fs.StringVar(configFile, "config", "", "read this config `FILE` last, after the system and user files and $PATHFINDER_CONFIG")
+	}
 	help := fs.Bool("help", false, "show this help")
 	fs.BoolVar(help, "h", false, "show this help")
 	return fs, help, cmd.flags(fs)
@@ -112,8 +119,10 @@ func (c *cli) open() (*host.Finder, error) {
 	return c.finder, nil
 }
 
+// errorf prints one message line, escaped: it may hold a value from the environment or a file's
+// name, and none may forge a line or act on the terminal.
 func (c *cli) errorf(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "pathfinder: "+format+"\n", args...)
+	fmt.Fprintf(c.stderr, "pathfinder: %s\n", printable.String(fmt.Sprintf(format, args...)))
 }
 
 // fail prints err with the "pathfinder: " prefix, once on each of its lines (config check joins
@@ -149,7 +158,7 @@ func doMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
-	case "version", "--version":
+	case "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
 	case completeCommand:
@@ -157,7 +166,11 @@ func doMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := lookup(name)
 	if cmd == nil {
-		c.errorf("unknown command %q%s", name, didYouMean(name, commandNames(), "%q"))
+		if strings.HasPrefix(name, "-") {
+			c.errorf("%s: flags follow the command%s", name, flagsAfter(args))
+		} else {
+			c.errorf("unknown command %q%s", name, didYouMean(name, commandNames(), "%q"))
+		}
 		fmt.Fprintf(stderr, "%s\nrun 'pathfinder help' for every command\n", globalUsage)
 		return exitUsage
 	}
@@ -174,6 +187,16 @@ func doMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return run(ctx, c, names)
 }
 
+// flagsAfter is the line args meant, the command first: ", as in 'pathfinder find cudart --config f'".
+func flagsAfter(args []string) string {
+	for i, a := range args {
+		if lookup(a) != nil {
+			return fmt.Sprintf(", as in 'pathfinder %s'", strings.Join(slices.Concat(args[i:], args[:i]), " "))
+		}
+	}
+	return ""
+}
+
 func lookup(name string) *command {
 	for _, c := range commands {
 		if c.name == name {
@@ -185,11 +208,11 @@ func lookup(name string) *command {
 
 // commandNames are the names a user may type first, for suggestions and completion.
 func commandNames() []string {
-	names := make([]string, 0, len(commands)+1)
+	names := make([]string, 0, len(commands))
 	for _, c := range commands {
 		names = append(names, c.name)
 	}
-	return append(names, "version")
+	return names
 }
 
 // parseInterleaved parses flags wherever they appear among the arguments, so that
@@ -270,13 +293,17 @@ commands:
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Flags may come before or after the names. Every command takes --help and --config FILE.
+Flags may come before or after the names, after the command. Every command takes --help; those
+that read the configuration (find, load, explain, list, doctor, packs, plugins, config) take
+--config FILE.
 --json: find, load, list, plugins and config print one JSON object per line, one per name (library,
 step or key); explain, driver, packs and doctor print one JSON document. config check FILE --json
-prints one object, for the file: file, ok, problems. plugin, completion and help print text only.
-Exit status: 0 when everything asked for was found, 1 when something was not found, found but
-refused or not loadable, found but of no CUDA this machine runs, unknown or not available on this
-platform, 2 on a usage or configuration error. driver exits 1 when the machine has no working NVIDIA driver; doctor exits 1 when it lists a
+prints one object, for the file: file, ok, problems. plugin, completion, version and help print
+text only.
+Exit status: 0 when everything asked for was found (for find, also a file the loader would
+refuse: it prints the path, warns on stderr and says why in load_problem, as it loads nothing), 1
+when something was not found, found but refused, not loadable by load, found but of no CUDA this
+machine runs, unknown or not available on this platform, 2 on a usage or configuration error. driver exits 1 when the machine has no working NVIDIA driver; doctor exits 1 when it lists a
 problem.
 `)
 }

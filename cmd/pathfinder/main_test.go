@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -425,7 +423,6 @@ func builtBinary(t *testing.T, tags string) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	realnv.SaySkipped()
 	if dir, err := pluginCacheDir(); err == nil {
 		os.RemoveAll(dir)
 	}

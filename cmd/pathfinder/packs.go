@@ -9,6 +9,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -66,7 +67,7 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			case !d.Present:
 				state = "absent"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Path, d.Origin, state)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", printable.String(d.Path), d.Origin, printable.String(state)) // a path may be a variable's
 		}
 		tw.Flush()
 		return exitOK

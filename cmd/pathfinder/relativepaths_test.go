@@ -71,3 +71,23 @@ func TestRelativePaths_refusedAndNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvValues_escaped: a variable's value with a newline, an escape sequence or a bidirectional
+// override reaches no output raw: it cannot split doctor's problem line, forge one of find's, or act
+// on the terminal. Before, find's and doctor's messages printed CUDA_PATH as it was.
+func TestEnvValues_escaped(t *testing.T) {
+	for _, value := range []string{"rel\n\x1b[31mforged", "/abs\n\x1b[31mforged", "/abs\u202eforged"} {
+		for _, name := range []string{"CUDA_PATH", "CUDA_HOME", "VIRTUAL_ENV", "CONDA_PREFIX", "PATHFINDER_CACHE_DIR", "PATHFINDER_PACKS", "LD_LIBRARY_PATH", "CUDNN_PATH"} {
+			isolate(t)
+			t.Setenv(name, value)
+			for _, args := range [][]string{{"find", "cudart"}, {"explain", "cudart"}, {"doctor", "--all"}, {"config"}, {"packs"}} {
+				out, errOut, _ := run(t, args...)
+				for _, line := range strings.Split(out+errOut, "\n") {
+					if strings.ContainsAny(line, "\x1b\u202e") || strings.HasPrefix(line, "forged") {
+						t.Errorf("%s=%q, %v prints a raw value: %q", name, value, args, line)
+					}
+				}
+			}
+		}
+	}
+}

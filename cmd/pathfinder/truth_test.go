@@ -117,6 +117,9 @@ func TestOneLiners(t *testing.T) {
 	if !strings.Contains(out, "but a load would fail: it needs libgone.so.1") {
 		t.Fatalf("explain nvjpeg:\n%s", out)
 	}
+	if !strings.Contains(readme(t), "Exit status: 0 when everything asked for was found (for find, also a file the loader would refuse: it prints the path, warns on stderr and says why in load_problem, as it loads nothing), 1 when something was not found, found but refused, not loadable by load,") {
+		t.Error("README's exit status does not say what find and load do here")
+	}
 
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -119,6 +120,8 @@ func TestUsageErrors_usageLine(t *testing.T) {
 		{[]string{"plugin", "new", "system"}, `"system" is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not "already-loaded" or "system"`},
 		{[]string{"completion"}, "takes one shell: bash, zsh or fish"},
 		{[]string{"completion", "tcsh"}, `unknown shell "tcsh" (valid: bash, zsh, fish)`},
+		{[]string{"version", "now"}, "takes no arguments"},
+		{[]string{"config", "check", "f.toml", "--config", "g.toml"}, "check reads the one file it is given, not --config"},
 		{[]string{"help", "find", "load"}, "takes one command"},
 		{[]string{"help", "--pid", "1"}, "unknown flag --pid"},
 	}
@@ -154,7 +157,7 @@ func TestUsageErrors_everyFlag(t *testing.T) {
 	flags := 0
 	for _, c := range commands {
 		fs, _, _ := c.flagSet(new(string))
-		cases := [][2]string{{"--confg", "unknown flag --confg (did you mean --config?)"}}
+		cases := [][2]string{{"--hepl", "unknown flag --hepl (did you mean --help?)"}}
 		for _, name := range flagNames(fs) {
 			f := fs.Lookup(name)
 			if isBoolFlag(f) {
@@ -248,5 +251,56 @@ func TestDidYouMean(t *testing.T) {
 	_, errOut, _ := run(t, "fnd")
 	if want := "\n" + globalUsage + "\nrun 'pathfinder help' for every command\n"; !strings.HasSuffix(errOut, want) {
 		t.Errorf("fnd: %q lacks %q", errOut, want)
+	}
+}
+
+// TestConfigFlag_everyCommand: --config FILE with a file that is not there is a usage or
+// configuration error (exit 2) on every command: one that reads the configuration says the file is
+// missing, as find does; one that does not refuses the flag as one it does not take. Before, driver,
+// version, completion, help and plugin new ignored it.
+func TestConfigFlag_everyCommand(t *testing.T) {
+	isolate(t)
+	missing := filepath.Join(t.TempDir(), "missing.toml")
+	args := map[string][]string{"find": {"cudart"}, "load": {"cudart"}, "explain": {"cudart"}, "plugin": {"new", "mine", filepath.Join(t.TempDir(), "mine")},
+		"completion": {"bash"}, "help": {"find"}, "config": {}}
+	for _, cmd := range commands {
+		line := append(append([]string{cmd.name}, args[cmd.name]...), "--config", missing)
+		out, errOut, code := run(t, line...)
+		want := "pathfinder: " + cmd.name + ": unknown flag --config"
+		if cmd.readsConfig {
+			want = missing
+		}
+		if code != exitUsage || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", line, code, out, errOut, want)
+		}
+	}
+	if _, err := os.Stat(args["plugin"][2]); err == nil {
+		t.Error("plugin new ran with a --config it does not take")
+	}
+	if r := readme(t); !strings.Contains(r, "every command takes --help, and those that read the configuration (find, load, explain, list, doctor, packs, plugins, config) take --config FILE, others refuse it") {
+		t.Error("README does not say which commands take --config")
+	}
+}
+
+// TestNewcomerLines: what a newcomer types wrong, or asks, gets an answer that helps.
+func TestNewcomerLines(t *testing.T) {
+	isolate(t)
+	for _, tt := range []struct {
+		args         []string
+		code         int
+		stdout, line string // stdout's first line; stderr's first line
+	}{
+		{args: []string{"find", ""}, code: exitUsage, line: "pathfinder: find: an empty name; 'pathfinder list' lists the names"},
+		{args: []string{"explain", ""}, code: exitUsage, line: "pathfinder: explain: an empty name; 'pathfinder list' lists the names"},
+		{args: []string{"find", "cccl"}, code: exitNotFound, line: `pathfinder: unknown library "cccl": "cccl" is a header set: pathfinder find cccl --kind header-dir`},
+		{args: []string{"version", "--help"}, code: exitOK, stdout: "usage: pathfinder version [FLAGS]"},
+		{args: []string{"--config", "f", "find", "cudart"}, code: exitUsage, line: "pathfinder: --config: flags follow the command, as in 'pathfinder find cudart --config f'"},
+	} {
+		out, errOut, code := run(t, tt.args...)
+		first, _, _ := strings.Cut(out, "\n")
+		line, _, _ := strings.Cut(errOut, "\n")
+		if code != tt.code || first != tt.stdout || line != tt.line {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d, %q, %q", tt.args, code, first, line, tt.code, tt.stdout, tt.line)
+		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // TestMain needs nothing for the libcuda probe's child: this package's initialisation serves it
@@ -23,7 +21,6 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	code := m.Run()
-	realnv.SaySkipped()
 	os.RemoveAll(stubDir)
 	os.Exit(code)
 }

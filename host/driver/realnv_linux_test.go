@@ -357,6 +357,10 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		if r.State != StateMismatch || !strings.Contains(r.Summary, want) {
 			t.Fatalf("state %s: %s", r.State, r.Summary)
 		}
+		// No module is loaded: there is none to unload, and reloading one mends nothing.
+		if !strings.HasPrefix(r.Hint, "remove one of the two driver installations") || strings.Contains(r.Hint, "unload") {
+			t.Fatalf("hint %q; want it to say to remove one of the two installations", r.Hint)
+		}
 	})
 }
 

@@ -73,9 +73,8 @@ func (p *prober) state(r *Report) verdict {
 		}
 		return v
 	}
-	if m := p.mismatch(kernel.value, user); m != "" {
-		return verdict{StateMismatch, m,
-			"reboot, or unload and reload the nvidia kernel module, so that it and the libraries are one version; if that persists, reinstall the driver so both come from one package"}
+	if v, ok := p.mismatch(kernel.value, user); ok {
+		return v
 	}
 	switch {
 	case len(p.machine.moduleFiles) == 0 && !user.any():
@@ -175,7 +174,8 @@ func (u userSpaceLibs) version() string {
 
 // mismatch says how the kernel module and the user-space libraries disagree, or "". A libcuda of
 // NVIDIA's forward-compatibility package is meant to be newer than the module, and is no mismatch.
-func (p *prober) mismatch(kernel string, user userSpaceLibs) string {
+func (p *prober) mismatch(kernel string, user userSpaceLibs) (verdict, bool) {
+	const reload = "reboot, or unload and reload the nvidia kernel module, so that it and the libraries are one version; if that persists, reinstall the driver so both come from one package"
 	var differ []string
 	for _, soname := range []string{"libnvidia-ml.so.1", "libcuda.so.1"} {
 		l := user.lib(soname)
@@ -188,11 +188,13 @@ func (p *prober) mismatch(kernel string, user userSpaceLibs) string {
 		differ = append(differ, fmt.Sprintf("%s is %s (%s)", soname, l.Version, l.RealPath))
 	}
 	if len(differ) > 0 {
-		return fmt.Sprintf("the nvidia kernel module is %s but %s: what nvidia-smi reports as \"Driver/library version mismatch\"", kernel, strings.Join(differ, " and "))
+		return verdict{StateMismatch, fmt.Sprintf("the nvidia kernel module is %s but %s: what nvidia-smi reports as \"Driver/library version mismatch\"", kernel, strings.Join(differ, " and ")), reload}, true
 	}
 	cuda, nvml := user.lib("libcuda.so.1"), user.lib("libnvidia-ml.so.1")
 	if kernel == "" && cuda != nil && nvml != nil && !cuda.Compat && cuda.Version != "" && nvml.Version != "" && cuda.Version != nvml.Version {
-		return fmt.Sprintf("libcuda.so.1 is %s (%s) but libnvidia-ml.so.1 is %s (%s): two driver installations", cuda.Version, cuda.RealPath, nvml.Version, nvml.RealPath)
+		// No module version to reload towards: the libraries themselves disagree.
+		return verdict{StateMismatch, fmt.Sprintf("libcuda.so.1 is %s (%s) but libnvidia-ml.so.1 is %s (%s): two driver installations", cuda.Version, cuda.RealPath, nvml.Version, nvml.RealPath),
+			"remove one of the two driver installations (your distribution's nvidia packages, or NVIDIA's installer's --uninstall), so that libcuda.so.1 and libnvidia-ml.so.1 come from one; then reboot, or load the module with 'sudo modprobe nvidia'"}, true
 	}
 	for _, m := range driverViews {
 		if p.signals[m] == signalMismatch {
@@ -200,8 +202,8 @@ func (p *prober) mismatch(kernel string, user userSpaceLibs) string {
 			if kernel != "" {
 				what += " (" + kernel + ")"
 			}
-			return fmt.Sprintf("%s reports a version mismatch between %s and the user-space libraries%s", m, what, versionSuffix(user.version()))
+			return verdict{StateMismatch, fmt.Sprintf("%s reports a version mismatch between %s and the user-space libraries%s", m, what, versionSuffix(user.version())), reload}, true
 		}
 	}
-	return ""
+	return verdict{}, false
 }

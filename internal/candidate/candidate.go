@@ -26,7 +26,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // Dir is a directory granted to a step.
@@ -57,7 +57,7 @@ func (g *Granted) now() time.Time {
 // File is a candidate validation accepted, still open: what is loaded is this very file.
 type File struct {
 	Host  string            // its host path: the path loaded and printed
-	Real  string            // where the links on its way lead, when there are any
+	Real  string            // where the links on its way lead, when there are any: as the walk that opened File went
 	Links []observe.Link    // those links, in order
 	File  *os.File          // open; nil for a header directory
 	Info  fs.FileInfo       // as validation saw it
@@ -87,7 +87,7 @@ func (g *Granted) TracePath(p string) string {
 	if h, err := g.Paths.ToHost(p); err == nil {
 		p = h
 	}
-	return wasm.Printable(p)
+	return printable.String(p)
 }
 
 // guestOf is where the plugin sees the granted directory d.
@@ -111,6 +111,17 @@ func (g *Granted) DirOf(p string) (string, int) {
 		}
 	}
 	return root, at
+}
+
+// Covers reports whether the guest path p is a granted directory or lies inside one: what the
+// step's sandbox can show at all.
+func (g *Granted) Covers(p string) bool {
+	for i := range g.Dirs {
+		if gd := g.guestOf(&g.Dirs[i]); gd != "" && (p == gd || strictlyUnder(p, gd)) {
+			return true
+		}
+	}
+	return false
 }
 
 // strictlyUnder reports whether the clean guest path p lies inside the directory dir, not at it:
@@ -159,9 +170,34 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 	return g.open(p, e, plat, true)
 }
 
+// RefusedError is a candidate refused after links were met on its way: the links, in order, and
+// why it was refused.
+type RefusedError struct {
+	Links []observe.Link
+	Err   error
+}
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// LinksOf are the links on the way to a candidate that err refused, if any were met.
+func LinksOf(err error) []observe.Link {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		return re.Links
+	}
+	return nil
+}
+
 // open is Open; without keep, a file whose content this process judged already (checked) is not
-// opened again.
-func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (*File, error) {
+// opened again. A refusal after links were met says which (RefusedError).
+func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (_ *File, err error) {
+	var reached observe.Reached
+	defer func() {
+		if err != nil && len(reached.Links) > 0 {
+			err = &RefusedError{Links: reached.Links, Err: err}
+		}
+	}()
 	if !g.Deadline.IsZero() && g.now().After(g.Deadline) {
 		return nil, errors.New("not checked: the step's timeout had passed")
 	}
@@ -174,7 +210,7 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		return nil, errors.New("path contains a NUL byte")
 	case !utf8.ValidString(p):
 		return nil, errors.New("path is not valid UTF-8")
-	case wasm.Unprintable(p):
+	case !printable.Is(p):
 		return nil, errors.New("path contains a control character (a newline, an escape, a bidirectional override)")
 	case !path.IsAbs(p):
 		return nil, errors.New("not an absolute path")
@@ -193,7 +229,8 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	}
 	dir := &g.Dirs[i]
 	rel := relTo(p, g.guestOf(dir))
-	fi, reached, err := g.stat(dir, rel)
+	var fi fs.FileInfo
+	fi, reached, err = g.stat(dir, rel)
 	if err != nil {
 		if len(reached.Links) > 0 {
 			return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
@@ -201,19 +238,36 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		return nil, fmt.Errorf("cannot stat inside %s: %v", dir.Path, unwrapPath(err))
 	}
 	verdict, isJudged := judged(fi, e, plat)
-	if !reached.Out && (keep || !isJudged) {
-		// Where links inside the directory lead: a stub behind a soname link, the real path. A
-		// re-check of a file this process judged already (a cached answer's) needs neither: its
-		// observations would have changed with any link, and its real path is in the entry.
+	c := &File{Host: h, Info: fi}
+	var now fs.FileInfo // the open file's own stat
+	switch {
+	case isJudged && !keep:
+		// A re-check of a file this process judged already (a cached answer's) opens nothing and
+		// walks nothing: its observations would have changed with any link, and its real path is
+		// in the entry.
+	case fi.Mode().IsRegular() && e.Kind != abi.KindHeaderDir:
+		// Where the links on its way lead (a stub behind a soname link, the real path) is told by
+		// the walk that opens it: what is reported is the file checked and loaded, however another
+		// user re-points the links meanwhile. The open cannot block: a FIFO swapped in since the
+		// stat is refused.
+		// A Windows host's paths (guestpath) follow no link that leads out.
+		if c.File, now, reached, err = observe.OpenReached(dir.Root, dir.Path, rel, fi, !g.Paths.Windows()); err != nil {
+			if len(reached.Links) > 0 {
+				return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
+			}
+			return nil, unwrapPath(err)
+		}
+	case !reached.Out:
 		if _, r, err := observe.Follow(dir.Path, rel); err == nil {
 			reached = r
 		}
 	}
-	c := &File{Host: h, Info: fi, Links: reached.Links}
+	c.Links = reached.Links
 	if len(reached.Links) > 0 {
 		c.Real = reached.Path
 	}
 	if loadermodel.IsStub(reached.Path) {
+		c.Close()
 		return nil, fmt.Errorf("%s: %w", reached, errStub)
 	}
 	if e.Kind == abi.KindHeaderDir {
@@ -236,16 +290,6 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	if isJudged && !keep {
 		c.Needs = verdict.needs
 		return c, verdict.err
-	}
-	// A FIFO swapped in since the stat would block a plain open.
-	var now fs.FileInfo
-	if reached.Out {
-		c.File, now, _, err = observe.OpenFollowed(dir.Path, rel)
-	} else {
-		c.File, now, err = observe.OpenIn(dir.Root, rel, fi)
-	}
-	if err != nil {
-		return nil, unwrapPath(err)
 	}
 	// The checks read the open file, which is what a load maps: it must be the file stat'ed.
 	if !os.SameFile(now, fi) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // What one step's response may hold. Each candidate costs the host a check (a walk of its path, an
@@ -28,7 +28,7 @@ func DecodeResponse(out []byte) (*abi.Response, error) {
 	}
 	r.Candidates.max, r.Tried.max = MaxCandidates, MaxTried
 	if err := json.Unmarshal(out, &r); err != nil {
-		return nil, fmt.Errorf("unreadable response: %s", wasm.Printable(err.Error()))
+		return nil, fmt.Errorf("unreadable response: %s", printable.String(err.Error()))
 	}
 	if n := r.Candidates.n; n > MaxCandidates {
 		return nil, fmt.Errorf("%d candidates, over the %d a step may propose: none checked", n, MaxCandidates)
@@ -38,10 +38,10 @@ func DecodeResponse(out []byte) (*abi.Response, error) {
 		resp.Tried = append(resp.Tried[:MaxTried-1], abi.Attempt{Reason: fmt.Sprintf("(%d more not kept: a step keeps %d)", n-MaxTried+1, MaxTried)})
 	}
 	for i := range resp.Tried {
-		resp.Tried[i].Path = wasm.Printable(resp.Tried[i].Path)
-		resp.Tried[i].Reason = wasm.Printable(resp.Tried[i].Reason)
+		resp.Tried[i].Path = printable.String(resp.Tried[i].Path)
+		resp.Tried[i].Reason = printable.String(resp.Tried[i].Reason)
 	}
-	resp.Error = wasm.Printable(resp.Error)
+	resp.Error = printable.String(resp.Error)
 	return &resp, nil
 }
 

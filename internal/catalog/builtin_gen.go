@@ -6,7 +6,7 @@ package catalog
 import "github.com/pathfinder-dev/pathfinder/abi"
 
 // builtinHash is hashPacks of the builtin pack alone.
-const builtinHash = "2690745b5c6939a2648c0e497d8b1c38c34748aa326d21d97303476c88cbe63a"
+const builtinHash = "9cc88da1e01b081065ffaab31db2f93c48688564e68f988b35dbecc48641ddd8"
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
@@ -427,21 +427,23 @@ var builtinEntries = [...]Entry{
 		OptionalDependencies: []string{"nvrtc"},
 	}},
 	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:469", Library: abi.Library{
-		Name:                    "cudnn",
-		PackagedWith:            "other",
-		LinuxSonames:            []string{"libcudnn.so.9"},
-		WindowsDLLs:             []string{"cudnn64_9.dll"},
-		SitePackagesLinux:       []string{"nvidia/cudnn/lib"},
-		SitePackagesWindows:     []string{"nvidia/cudnn/bin"},
-		AnchorRelDirsLinux:      []string{"lib64", "lib"},
-		AnchorRelDirsWindows:    []string{"bin/{triple}", "bin"},
-		InstallRootEnvVars:      []string{"CUDNN_PATH"},
-		InstallRootRelDirs:      []string{"lib", "lib64"},
-		Dependencies:            []string{"cublasLt"},
-		OptionalDependencies:    []string{"nvrtc"},
-		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"},
+		Name:                           "cudnn",
+		PackagedWith:                   "other",
+		LinuxSonames:                   []string{"libcudnn.so.9"},
+		WindowsDLLs:                    []string{"cudnn64_9.dll"},
+		SitePackagesLinux:              []string{"nvidia/cudnn/lib"},
+		SitePackagesWindows:            []string{"nvidia/cudnn/bin"},
+		AnchorRelDirsLinux:             []string{"lib64", "lib"},
+		AnchorRelDirsWindows:           []string{"bin/{triple}", "bin"},
+		InstallRootEnvVars:             []string{"CUDNN_PATH"},
+		InstallRootRelDirs:             []string{"lib", "lib64"},
+		InstallRootRelDirsWindows:      []string{"bin"},
+		InstallRootRelDirsWindowsArm64: []string{"bin/arm64"},
+		Dependencies:                   []string{"cublasLt"},
+		OptionalDependencies:           []string{"nvrtc"},
+		ProgramFilesDirsWindows:        []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:486", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:490", Library: abi.Library{
 		Name:                     "cusparseLt",
 		PackagedWith:             "other",
 		LinuxSonames:             []string{"libcusparseLt.so.0"},
@@ -452,7 +454,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:497", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:501", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensor.so.2"},
@@ -463,7 +465,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:508", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:512", Library: abi.Library{
 		Name:                 "cutensorMg",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMg.so.2"},
@@ -474,7 +476,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:519", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:523", Library: abi.Library{
 		Name:                 "cutensorMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMp.so.2"},
@@ -483,7 +485,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt", "cudart", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:528", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:532", Library: abi.Library{
 		Name:                 "cudensitymat",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudensitymat.so.0"},
@@ -492,7 +494,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensornet", "cutensor", "cusolver", "cublasLt", "cublas", "curand", "cusparse", "nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:537", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:541", Library: abi.Library{
 		Name:                 "cupauliprop",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcupauliprop.so.0"},
@@ -500,7 +502,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:545", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:549", Library: abi.Library{
 		Name:                 "cutensornet",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensornet.so.2"},
@@ -509,7 +511,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublas", "cusolver"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:554", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:558", Library: abi.Library{
 		Name:                 "custabilizer",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustabilizer.so.0"},
@@ -517,7 +519,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:562", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:566", Library: abi.Library{
 		Name:                 "custatevec",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustatevec.so.1"},
@@ -526,7 +528,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:571", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:575", Library: abi.Library{
 		Name:                 "nccl",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnccl.so.2"},
@@ -536,7 +538,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars:   []string{"NCCL_HOME"},
 		InstallRootRelDirs:   []string{"lib", "lib64", "build/lib"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:581", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:585", Library: abi.Library{
 		Name:                 "nvpl_fftw",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvpl_fftw.so.0"},
@@ -544,7 +546,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:589", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:593", Library: abi.Library{
 		Name:                 "nvshmem_host",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvshmem_host.so.3"},
@@ -552,7 +554,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:597", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:601", Library: abi.Library{
 		Name:                 "cuda",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libcuda.so.1"},
@@ -560,14 +562,14 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:605", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:609", Library: abi.Library{
 		Name:                 "nvcudla",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvcudla.so"},
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:612", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:616", Library: abi.Library{
 		Name:                 "nvml",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvidia-ml.so.1"},
@@ -575,7 +577,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:625", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:629", Library: abi.Library{
 		Name:                 "cccl",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda/std/version"},
@@ -588,7 +590,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include/targets/x64/cccl", "include/targets/x64", "include/cccl", "include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:638", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:642", Library: abi.Library{
 		Name:                 "cublas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cublas.h"},
@@ -601,7 +603,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:651", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:655", Library: abi.Library{
 		Name:                 "cudart",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_runtime.h"},
@@ -615,7 +617,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:665", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:669", Library: abi.Library{
 		Name:                 "cufft",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cufft.h"},
@@ -628,7 +630,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:678", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:682", Library: abi.Library{
 		Name:               "cufile",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cufile.h"},
@@ -637,7 +639,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:687", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:691", Library: abi.Library{
 		Name:                 "curand",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"curand.h"},
@@ -650,7 +652,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:700", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:704", Library: abi.Library{
 		Name:                 "cusolver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusolverDn.h"},
@@ -663,7 +665,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:713", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:717", Library: abi.Library{
 		Name:                 "cusparse",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusparse.h"},
@@ -676,7 +678,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:726", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:730", Library: abi.Library{
 		Name:                 "npp",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"npp.h"},
@@ -689,7 +691,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:739", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:743", Library: abi.Library{
 		Name:                 "profiler",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_profiler_api.h"},
@@ -702,7 +704,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:752", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:756", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary_section.h"},
@@ -716,7 +718,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:766", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:770", Library: abi.Library{
 		Name:                 "nvfatbin",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvFatbin.h"},
@@ -730,7 +732,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:780", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:784", Library: abi.Library{
 		Name:                 "nvjitlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvJitLink.h"},
@@ -744,7 +746,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:794", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:798", Library: abi.Library{
 		Name:                 "nvjpeg",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvjpeg.h"},
@@ -757,7 +759,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:807", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:811", Library: abi.Library{
 		Name:                 "nvrtc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvrtc.h"},
@@ -771,7 +773,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:821", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:825", Library: abi.Library{
 		Name:                 "nvvm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvvm.h"},
@@ -784,7 +786,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:834", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:838", Library: abi.Library{
 		Name:               "cudla",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cudla.h"},
@@ -793,7 +795,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:843", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:847", Library: abi.Library{
 		Name:               "cusolverMp",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cusolverMp.h"},
@@ -801,7 +803,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/cu13/include", "nvidia/cu12/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:851", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:855", Library: abi.Library{
 		Name:                 "cusparseLt",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cusparseLt.h"},
@@ -813,7 +815,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:863", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:867", Library: abi.Library{
 		Name:                 "cute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cute/tensor.hpp"},
@@ -825,7 +827,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:875", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:879", Library: abi.Library{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutensor.h"},
@@ -837,7 +839,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:887", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:891", Library: abi.Library{
 		Name:               "cudensitymat",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cudensitymat.h"},
@@ -845,7 +847,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:895", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:899", Library: abi.Library{
 		Name:               "cupauliprop",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cupauliprop.h"},
@@ -853,7 +855,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:903", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:907", Library: abi.Library{
 		Name:               "cutensornet",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cutensornet.h"},
@@ -861,7 +863,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:911", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:915", Library: abi.Library{
 		Name:               "custabilizer",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custabilizer.h"},
@@ -869,7 +871,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:919", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:923", Library: abi.Library{
 		Name:               "custatevec",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custatevec.h"},
@@ -877,7 +879,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:927", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:931", Library: abi.Library{
 		Name:                 "cutlass",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutlass/cutlass.h"},
@@ -889,7 +891,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:939", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:943", Library: abi.Library{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"libmathdx.h"},
@@ -901,7 +903,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:951", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:955", Library: abi.Library{
 		Name:               "nvshmem",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nvshmem.h"},
@@ -909,7 +911,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nvshmem/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:959", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:963", Library: abi.Library{
 		Name:               "nccl",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nccl.h"},
@@ -919,7 +921,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars: []string{"NCCL_HOME"},
 		InstallRootRelDirs: []string{"include", "build/include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:969", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:973", Library: abi.Library{
 		Name:                    "cudnn",
 		PackagedWith:            "other",
 		LinuxFiles:              []string{"cudnn.h"},
@@ -934,7 +936,7 @@ var builtinEntries = [...]Entry{
 		InstallRootRelDirs:      []string{"include"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:990", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:994", Library: abi.Library{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvcc"},
@@ -948,7 +950,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1004", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1008", Library: abi.Library{
 		Name:                 "nvdisasm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvdisasm"},
@@ -962,7 +964,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1018", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1022", Library: abi.Library{
 		Name:                 "cuobjdump",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuobjdump"},
@@ -976,7 +978,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1032", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1036", Library: abi.Library{
 		Name:                 "nvprune",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprune"},
@@ -990,7 +992,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1046", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1050", Library: abi.Library{
 		Name:                 "fatbinary",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary"},
@@ -1004,7 +1006,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1060", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1064", Library: abi.Library{
 		Name:                 "bin2c",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"bin2c"},
@@ -1018,7 +1020,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1074", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1078", Library: abi.Library{
 		Name:                 "nvlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvlink"},
@@ -1032,7 +1034,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1088", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1092", Library: abi.Library{
 		Name:                 "cuda-gdb",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdb"},
@@ -1046,7 +1048,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1102", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1106", Library: abi.Library{
 		Name:                 "cuda-gdbserver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdbserver"},
@@ -1060,7 +1062,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1116", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1120", Library: abi.Library{
 		Name:                 "compute-sanitizer",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"compute-sanitizer"},
@@ -1074,7 +1076,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1130", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1134", Library: abi.Library{
 		Name:                 "nvprof",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprof"},
@@ -1088,7 +1090,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1144", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1148", Library: abi.Library{
 		Name:                 "nsys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsys"},
@@ -1101,7 +1103,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1157", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1161", Library: abi.Library{
 		Name:                 "nsight-sys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-sys"},
@@ -1114,7 +1116,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1170", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1174", Library: abi.Library{
 		Name:                 "ncu",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"ncu"},
@@ -1127,7 +1129,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1183", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1187", Library: abi.Library{
 		Name:                 "nsight-compute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-compute"},
@@ -1140,7 +1142,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1196", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1200", Library: abi.Library{
 		Name:                 "ptxas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"ptxas"},
@@ -1154,7 +1156,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1214", Library: abi.Library{
+	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1218", Library: abi.Library{
 		Name:                     "cudadevrt",
 		PackagedWith:             "ctk",
 		LinuxFiles:               []string{"libcudadevrt.a"},
@@ -1169,7 +1171,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"lib/{triple}"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1233", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1237", Library: abi.Library{
 		Name:                 "device",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"libdevice.10.bc"},
@@ -1183,7 +1185,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		Companions:           []string{"nvvm"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1247", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1251", Library: abi.Library{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1191,7 +1193,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1255", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1259", Library: abi.Library{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},

@@ -157,7 +157,7 @@ func TestNew_Errors(t *testing.T) {
 		want  string
 	}{
 		{"unknown key", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nlinux_sonames = [\"libx.so.1\"]\nsonames = []\n"}, `p0.toml:5:1: unknown key "library.sonames"`},
-		{"syntax", []string{"[[library]\n"}, "pack p0.toml:2:10: expected end of table array name"},
+		{"syntax", []string{"[[library]\n"}, "pack p0.toml:1:10: expected end of table array name"},
 		{"no name", []string{"[[library]]\npackaged_with = \"ctk\"\n"}, "p0.toml:1: [[library]] without a name"},
 		{"bad packaged_with", []string{"[[library]]\nname = \"x\"\npackaged_with = \"nvidia\"\nlinux_sonames = [\"a\"]\n"}, `packaged_with is "nvidia"`},
 		{"bad Windows arch", []string{"[[library]]\nname = \"x\"\npackaged_with = \"ctk\"\nwindows_dlls = [\"x.dll\"]\nsupported_windows_arch = [\"arm64\", \"amd64\"]\n"}, `p0.toml:1: library "x": supported_windows_arch holds "amd64", expected "x64" or "arm64"`},

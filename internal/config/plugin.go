@@ -165,7 +165,11 @@ func (c *Config) CheckPins(base string) error {
 			sum := sha256.Sum256([]byte(p.Source.File))
 			memo = filepath.Join(base, "pins", hex.EncodeToString(sum[:16]))
 			fi, err := os.Stat(p.Source.File)
-			seen = p.SHA256 + " " + observe.StatSeen(fi, err) + "\n"
+			seen = p.SHA256 + " " + observe.StatSeen(fi, err)
+			if err == nil { // a rewrite in place keeps size, inode and mtime, never the ctime
+				seen += fmt.Sprintf(" ctime %d", observe.ChangeTime(fi))
+			}
+			seen += "\n"
 			if b, ok := cachefile.Read(memo); ok && string(b) == seen {
 				continue
 			}

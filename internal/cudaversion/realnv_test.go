@@ -17,8 +17,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
-func TestMain(m *testing.M) { os.Exit(realnv.Run(m)) }
-
 var linux = abi.Platform{OS: "linux", Arch: "amd64"}
 
 // builtinLib is the builtin pack's descriptor of the dynamic library name: these tests hold its

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // Real ELF libraries from gcc, built once per soname and class and copied where a test needs them.
@@ -117,7 +115,6 @@ func builtLibs(t testing.TB, specs ...libSpec) []string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	realnv.SaySkipped()
 	if libsDir != "" {
 		os.RemoveAll(libsDir)
 	}

@@ -89,6 +89,19 @@ func StatIn(r *os.Root, mount, name string) (fi fs.FileInfo, reached Reached, se
 	return fi, reached, StatSeen(fi, err) + reached.suffix(), err
 }
 
+// OpenReached opens name inside mount for reading, as OpenIn does (seen is what a stat just saw of
+// it), and says where the walk that opened it went: the links it reports are those on the way to
+// the very file opened, never a second walk's, which another user could have sent elsewhere. On
+// Linux, where follow says mount is a host path links are followed from, that walk is Follow's;
+// elsewhere os.Root's, which follows no link that leads out.
+func OpenReached(r *os.Root, mount, name string, seen fs.FileInfo, follow bool) (*os.File, fs.FileInfo, Reached, error) {
+	if !followsLinks || !follow {
+		f, fi, err := OpenIn(r, name, seen)
+		return f, fi, Reached{}, err
+	}
+	return OpenFollowed(mount, name)
+}
+
 // ReadDirIn lists the directory name inside mount as StatIn reaches it.
 func ReadDirIn(r *os.Root, mount, name string) ([]string, error) {
 	entries, err := fs.ReadDir(r.FS(), name)

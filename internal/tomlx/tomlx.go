@@ -3,6 +3,7 @@
 package tomlx
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -64,6 +66,10 @@ var duplicateText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 // names the line that set it first.
 func parseError(name string, data []byte, perr toml.ParseError) error {
 	e := &Error{Name: name, Line: perr.Position.Line, Col: perr.Position.Col, Err: errors.New(perr.Message)}
+	if at := perr.Position.Start; at >= 0 && at < len(data) {
+		// Where the offending byte is: toml counts a newline it stops at as the next line's.
+		e.Line, e.Col = lineCol(data, at)
+	}
 	m := duplicateText().FindStringSubmatch(perr.Message)
 	if m == nil {
 		return e
@@ -80,6 +86,13 @@ func parseError(name string, data []byte, perr toml.ParseError) error {
 	}
 	e.Err = errors.New(msg)
 	return e
+}
+
+// lineCol is the 1-based line and column (in characters) of the byte at offset at in data.
+func lineCol(data []byte, at int) (int, int) {
+	before := data[:at]
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return bytes.Count(before, []byte("\n")) + 1, utf8.RuneCount(before[start:]) + 1
 }
 
 // knownKeys are the keys the table at key may hold, for a did-you-mean: the toml tags of the struct

@@ -3,15 +3,20 @@ package wasm
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/pathfinder-dev/pathfinder/internal/trust"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
-	"github.com/tetratelabs/wazero"
+	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
 
 // wazero trusts its compilation cache: it runs the native code it finds under a module's key, so an
@@ -136,34 +141,69 @@ func dirSum(dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// refusal is why the module with this hash was refused before, in this process or, remembered in the
-// cache dir, in another; "" when it was not.
-func (e *Engine) refusal(hash string) string {
+// refusal is why a module is refused, and, for a compile that outlasted its bound, that bound:
+// a later Load with a longer timeout tries again. limit 0 refuses it whatever the timeout.
+type refusal struct {
+	why   string
+	limit time.Duration
+}
+
+// refusal is why the module with this hash was refused before, in this process or, remembered in
+// the cache dir, in another, for a Load of this timeout; "" when it was not.
+func (e *Engine) refusal(hash string, timeout time.Duration) string {
 	e.mu.Lock()
-	why := e.refused[hash]
+	r, ok := e.refused[hash]
 	e.mu.Unlock()
-	if why != "" || e.dir == "" {
-		return why
+	if !ok && e.dir != "" {
+		if b, read := cachefile.Read(e.refusalFile(hash)); read {
+			r, ok = decodeRefusal(string(b)), true
+			r.why += r.remembered(e.refusalFile(hash))
+		}
 	}
-	file := e.refusalFile(hash)
-	if b, ok := cachefile.Read(file); ok {
-		return string(b) + " (remembered in " + file + "; remove it to try again)"
+	if !ok || r.limit > 0 && timeout > r.limit {
+		return ""
 	}
-	return ""
+	return r.why
 }
 
 // refuse remembers that the module with this hash is refused, and why; it returns why, with where it
 // is remembered.
-func (e *Engine) refuse(hash, why string) string {
+func (e *Engine) refuse(hash string, r refusal) string {
 	if e.dir != "" {
 		file := e.refusalFile(hash)
-		e.writeErr.Note(cachefile.Write(file, []byte(why)))
-		why += " (remembered in " + file + "; remove it to try again)"
+		e.writeErr.Note(cachefile.Write(file, []byte(r.encode())))
+		r.why += r.remembered(file)
 	}
 	e.mu.Lock()
-	e.refused[hash] = why
+	e.refused[hash] = r
 	e.mu.Unlock()
-	return why
+	return r.why
+}
+
+// remembered says where the refusal is remembered, and what tries again.
+func (r refusal) remembered(file string) string {
+	if r.limit > 0 {
+		return fmt.Sprintf(" (remembered in %s: a timeout over %v, or removing it, tries again)", file, r.limit.Round(time.Millisecond))
+	}
+	return " (remembered in " + file + "; remove it to try again)"
+}
+
+// encode is a refusal as its file holds it: the bound's nanoseconds on a first line of their own
+// where there is one ("limit 1000000000"), then why.
+func (r refusal) encode() string {
+	if r.limit > 0 {
+		return fmt.Sprintf("limit %d\n%s", r.limit.Nanoseconds(), r.why)
+	}
+	return r.why
+}
+
+func decodeRefusal(s string) refusal {
+	if first, rest, ok := strings.Cut(s, "\n"); ok {
+		if ns, err := strconv.ParseInt(strings.TrimPrefix(first, "limit "), 10, 64); err == nil && ns > 0 && strings.HasPrefix(first, "limit ") {
+			return refusal{why: rest, limit: time.Duration(ns)}
+		}
+	}
+	return refusal{why: s}
 }
 
 func (e *Engine) refusalFile(hash string) string { return filepath.Join(e.dir, hash[:32]+".refused") }

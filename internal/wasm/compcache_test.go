@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
@@ -41,7 +42,7 @@ func loadIn(t *testing.T, dir string) *Engine {
 	t.Helper()
 	e := NewEngine(dir)
 	t.Cleanup(func() { e.Close() })
-	if _, err := e.Load(ctx, builtin.StepsModule(), 64<<20); err != nil {
+	if _, err := e.Load(ctx, builtin.StepsModule(), 64<<20, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -106,7 +107,7 @@ func TestModuleCache_concurrentColdWriters(t *testing.T) {
 				e := NewEngine(dir)
 				defer e.Close()
 				<-start
-				if _, err := e.Load(ctx, builtin.StepsModule(), 64<<20); err != nil {
+				if _, err := e.Load(ctx, builtin.StepsModule(), 64<<20, time.Hour); err != nil {
 					t.Error(err)
 				}
 			}()

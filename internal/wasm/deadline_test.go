@@ -57,7 +57,7 @@ func TestModule_Call_deadline(t *testing.T) {
 					}
 				}
 			}
-			m, err := e.Load(ctx, loop, 1<<20)
+			m, err := e.Load(ctx, loop, 1<<20, time.Hour)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/bounded"
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
@@ -45,25 +46,22 @@ const (
 // MaxModuleBytes bounds a plugin module's size; a Go plugin is 2–4 MB.
 const MaxModuleBytes = 32 << 20
 
-// Compiling one module may take DefaultCompileTimeout plus CompileTimePerMiB for each MiB of it.
-// wazero cannot interrupt the compilation of a function, and some shapes cost time quadratic in their
-// size (a function of nested loops and one br_table: 7 s at 70 KB, minutes at 400 KB), so a module
-// over the bound is refused, and the refusal is remembered (in the process, and in the cache dir) so
-// that no later search pays it again. A 3.5 MB Go plugin compiles in 1.5 s here, in 17 s under the
-// race detector: the bound leaves room for a slow, busy machine.
-const (
-	DefaultCompileTimeout = 30 * time.Second
-	CompileTimePerMiB     = 10 * time.Second
-)
+// Compiling a module is part of the step that needs it, so it has that step's timeout: wazero
+// cannot interrupt the compilation of a function, and some shapes cost time quadratic in their size
+// (nested loops and one br_table: 0.5 s at 20 KB, 1.7 s at 40 KB here; docs/performance.md has the
+// curve), so a compile still running at the timeout is given up, the module refused, and the
+// refusal remembered (in the process, and in the cache dir) for every timeout as short: no later
+// search of that bound compiles it again. The compile given up goes on in the background of this
+// one process until it ends; a process that exits, as the pathfinder command does, ends it.
 
 // maxIdle is how many idle instances a grant set keeps for concurrent callers.
 const maxIdle = 4
 
 // Engine compiles and caches modules. It is safe for concurrent use.
 type Engine struct {
-	// CompileTimeout bounds compiling one module; 0 means DefaultCompileTimeout plus
-	// CompileTimePerMiB per MiB of the module. It is read when a compile starts: set it before the
-	// Loads it should bound, not while others run.
+	// CompileTimeout, when set, bounds compiling one module instead of the timeout Load is given:
+	// tests whose verdict must not depend on the machine's speed lift it. It is read when a compile
+	// starts: set it before the Loads it should bound, not while others run.
 	CompileTimeout time.Duration
 	// BeforeCompile, when set, runs before each compile, on the goroutine that compiles: tests hold
 	// a compile past its bound, whatever the machine's speed. Set it as CompileTimeout.
@@ -81,13 +79,13 @@ type Engine struct {
 	dir      string // the compilation cache, one sub-directory per module; "" for none
 	mu       sync.Mutex
 	modules  map[string]*compiling // by module hash and memory cap
-	refused  map[string]string     // by module hash: why compiling it was given up
+	refused  map[string]refusal    // by module hash
 	writeErr cachefile.FirstError  // the first error writing the cache dir met
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).
 func NewEngine(cacheDir string) *Engine {
-	return &Engine{dir: cacheDir, modules: map[string]*compiling{}, refused: map[string]string{}}
+	return &Engine{dir: cacheDir, modules: map[string]*compiling{}, refused: map[string]refusal{}}
 }
 
 // Close releases every module and instance.
@@ -127,15 +125,18 @@ type moduleRuntime struct {
 	idle     map[string][]*instance // by grant fingerprint
 }
 
-// Load compiles wasm (or finds it compiled) with a memory cap of memoryBytes.
-func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Module, error) {
+// Load compiles wasm (or finds it compiled) with a memory cap of memoryBytes, within timeout.
+func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64, timeout time.Duration) (*Module, error) {
 	if len(wasm) > MaxModuleBytes {
 		return nil, fmt.Errorf("a module of %d bytes is over the %d-byte limit", len(wasm), MaxModuleBytes)
 	}
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
-	if why := e.refusal(hash); why != "" {
+	if why := e.refusal(hash, timeout); why != "" {
 		return nil, errors.New(why)
+	}
+	if commandModule(wasm) {
+		return nil, errors.New(e.refuse(hash, refusal{why: errCommand}))
 	}
 	pages := uint32(min(memoryBytes/65536, 65536))
 	key := fmt.Sprintf("%s/%d", hash, pages)
@@ -149,7 +150,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Mo
 	e.mu.Unlock()
 	c.once.Do(func() {
 		cache, done := e.moduleCache(hash)
-		c.mr, c.err = e.compileBounded(ctx, hash, wasm, pages, cache)
+		c.mr, c.err = e.compileBounded(ctx, hash, wasm, pages, cache, timeout)
 		if _, ok := c.err.(abandoned); ok {
 			return // the compile goes on, with the cache: it closes both when it ends
 		}
@@ -157,7 +158,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Mo
 			cache.Close(ctx)
 			done(false)
 			// The cache itself may be what failed (removed, unwritable, full): compile without it.
-			if mr, err := e.compileBounded(ctx, hash, wasm, pages, nil); err == nil {
+			if mr, err := e.compileBounded(ctx, hash, wasm, pages, nil, timeout); err == nil {
 				e.writeErr.Note(c.err)
 				c.mr, c.err = mr, nil
 			}
@@ -172,7 +173,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64) (*Mo
 			delete(e.modules, key) // a later Load may try again, unless refused
 		}
 		e.mu.Unlock()
-		return nil, errors.New(Printable(c.err.Error()))
+		return nil, errors.New(printable.String(c.err.Error()))
 	}
 	return &Module{Hash: hash, moduleRuntime: c.mr, engine: e}, nil
 }
@@ -182,13 +183,14 @@ type abandoned struct{ why string }
 
 func (a abandoned) Error() string { return a.why }
 
-// compileBounded is compile within the engine's CompileTimeout (read at each compile). Past it the
-// module is refused and the refusal remembered (refuse). The compile cannot be interrupted: it goes
-// on in the background of this one process until it ends, and closes its runtime and cache then.
-func (e *Engine) compileBounded(ctx context.Context, hash string, wasm []byte, pages uint32, cache wazero.CompilationCache) (*moduleRuntime, error) {
-	limit := e.CompileTimeout
-	if limit <= 0 {
-		limit = DefaultCompileTimeout + time.Duration(len(wasm))*CompileTimePerMiB/(1<<20)
+// compileBounded is compile within timeout, or the engine's CompileTimeout where one is set (read
+// at each compile). Past it the module is refused and the refusal remembered (refuse). The compile
+// cannot be interrupted: it goes on in the background of this one process until it ends, and
+// closes its runtime and cache then.
+func (e *Engine) compileBounded(ctx context.Context, hash string, wasm []byte, pages uint32, cache wazero.CompilationCache, timeout time.Duration) (*moduleRuntime, error) {
+	limit := timeout
+	if e.CompileTimeout > 0 {
+		limit = e.CompileTimeout
 	}
 	type result struct {
 		mr  *moduleRuntime
@@ -225,7 +227,7 @@ func (e *Engine) compileBounded(ctx context.Context, hash string, wasm []byte, p
 		}
 		ch <- result{mr, err}
 	}()
-	timer := time.NewTimer(limit)
+	timer := time.NewTimer(max(limit, 0))
 	defer timer.Stop()
 	slow := false
 	select {
@@ -246,7 +248,8 @@ func (e *Engine) compileBounded(ctx context.Context, hash string, wasm []byte, p
 	if !slow {
 		return nil, abandoned{"compiling: " + ctx.Err().Error()}
 	}
-	return nil, abandoned{e.refuse(hash, fmt.Sprintf("refused: compiling it took over %v (a module this costly to compile is never run)", limit.Round(time.Millisecond)))}
+	return nil, abandoned{e.refuse(hash, refusal{limit: limit,
+		why: fmt.Sprintf("refused: compiling it took over %v, the step's timeout (a module this costly to compile is never run)", limit.Round(time.Millisecond))})}
 }
 
 // compiling is a module being compiled, or compiled, once.
@@ -278,16 +281,6 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, pages uint32, cache w
 	if err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("not a valid wasm module: %w", err)
-	}
-	// A Go plugin built without -buildmode=c-shared is a command: its exports trap (unreachable)
-	// when called, as its runtime was never started. Say so before anything calls them.
-	exports := compiled.ExportedFunctions()
-	if _, start := exports["_start"]; start {
-		if _, init := exports["_initialize"]; !init {
-			rt.Close(ctx)
-			return nil, errors.New("built as a command (it exports _start, not _initialize): a plugin is a reactor; " +
-				"in Go, build it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o NAME.wasm . (in C, -mexec-model=reactor)")
-		}
 	}
 	for _, ex := range []string{abi.ExportVersion, abi.ExportAlloc, abi.ExportSearch} {
 		if _, ok := compiled.ExportedFunctions()[ex]; !ok {
@@ -369,7 +362,7 @@ type callState struct {
 func (st *callState) addLog(line string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	line = Printable(line)
+	line = printable.String(line)
 	if len(st.log) >= maxLogLines || st.logBytes+len(line) > maxLogBytes {
 		st.dropped++
 		return
@@ -596,7 +589,7 @@ func (m *Module) entering(doing string) {
 // own context says which it was, and its cause says why it ended: the call's deadline cancels it
 // with context.DeadlineExceeded as the cause, which wazero reports as a cancellation.
 func (m *Module) explain(ctx context.Context, err error, doing string, inst *instance) error {
-	return errors.New(Printable(m.explainText(ctx, err, doing, inst)))
+	return errors.New(printable.String(m.explainText(ctx, err, doing, inst)))
 }
 
 func (m *Module) explainText(ctx context.Context, err error, doing string, inst *instance) string {
@@ -693,13 +686,13 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	}
 	var d abi.Description
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("bad description: %s", Printable(err.Error()))
+		return nil, fmt.Errorf("bad description: %s", printable.String(err.Error()))
 	}
 	// What a plugin says about itself is printed (pathfinder plugins): never raw.
-	d.Version = Printable(d.Version)
+	d.Version = printable.String(d.Version)
 	for _, list := range [][]string{d.Names, d.Env} {
 		for i := range list {
-			list[i] = Printable(list[i])
+			list[i] = printable.String(list[i])
 		}
 	}
 	return &d, nil

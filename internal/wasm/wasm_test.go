@@ -20,7 +20,7 @@ func stepsModule(t *testing.T) *Module {
 	e := NewEngine(filepath.Join(os.TempDir(), "pathfinder-test-cache", "wasm-pkg"))
 	e.CompileTimeout = time.Hour // a busy machine's slow compile must not leave a refusal in the shared cache
 	t.Cleanup(func() { e.Close() })
-	m, err := e.Load(ctx, builtin.StepsModule(), 64<<20)
+	m, err := e.Load(ctx, builtin.StepsModule(), 64<<20, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

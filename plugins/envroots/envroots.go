@@ -17,10 +17,7 @@ var Plugin = abi.Plugin{Name: "envroots", Version: "1", Env: []string{"CUDA_PATH
 func Search(env abi.Env, req *abi.Request) *abi.Response {
 	resp := &abi.Response{}
 	lib := &req.Library
-	rels := lib.InstallRootRelDirs
-	if len(rels) == 0 {
-		rels = lib.AnchorDirs(req.Platform)
-	}
+	rels := lib.InstallRootDirs(req.Platform)
 	for _, name := range lib.InstallRootEnvVars {
 		if root, ok := env.EnvDir(resp, name); ok {
 			abi.Find(env, req, resp, under(root, rels), name)

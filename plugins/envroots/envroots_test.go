@@ -102,3 +102,27 @@ func TestSearch_windowsArch(t *testing.T) {
 		})
 	}
 }
+
+// TestSearch_windowsInstallRoots: CUDNN_PATH on Windows is searched where cuDNN's archives put the
+// DLL, as cuda.pathfinder's install_root_env_rel_dirs_windows says: bin on x64, bin/arm64 on arm64,
+// never the Linux lib and lib64 (before, the only ones searched); its headers in include on both.
+func TestSearch_windowsInstallRoots(t *testing.T) {
+	cudnn := steptest.Tree(t, "bin/cudnn64_9.dll", "bin/arm64/cudnn64_9.dll", "lib/cudnn64_9.dll", "lib64/cudnn64_9.dll", "include/cudnn.h")
+	x64, arm64 := abi.Platform{OS: "windows", Arch: "amd64"}, abi.Platform{OS: "windows", Arch: "arm64"}
+	tests := []struct {
+		name string
+		kind abi.Kind
+		plat abi.Platform
+		want []string
+	}{
+		{"x64", abi.KindDynamicLib, x64, []string{"/bin/cudnn64_9.dll"}},
+		{"arm64", abi.KindDynamicLib, arm64, []string{"/bin/arm64/cudnn64_9.dll"}},
+		{"headers", abi.KindHeaderDir, x64, []string{"/include"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, "cudnn")}
+			steptest.WantBoth(t, Plugin, cudnn, map[string]string{"CUDNN_PATH": cudnn}, req, "CUDNN_PATH", tt.want)
+		})
+	}
+}

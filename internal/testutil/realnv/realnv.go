@@ -1,8 +1,8 @@
 // Package realnv gives tests NVIDIA's own libraries, as Debian ships them, unpacked (never installed)
 // by fetch.sh beside this file into $PATHFINDER_REALNV_DIR (default ~/.cache/pathfinder-realnv).
-// Tests that need them skip, saying why, when they were not fetched, and each package that skipped
-// some says so in one line that go test shows without -v (SaySkipped); with PATHFINDER_REALNV=require
-// (CI sets it) they fail instead, so a suite that should have run cannot pass by skipping. Place, Copy
+// Tests that need them skip, saying why and what fetches them, when they were not fetched (go test
+// -v shows it); with PATHFINDER_REALNV=require (CI sets it) they fail instead, so a suite that
+// should have run cannot pass by skipping. Nothing is written anywhere but the test's own output. Place, Copy
 // and Symlink lay the unpacked files out the way an install does (integration/ builds its layouts so).
 package realnv
 
@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 )
+
+// FetchCommand is what fetches the libraries, run at the repository's root.
+const FetchCommand = "bash internal/testutil/realnv/fetch.sh"
 
 // Package is one unpacked Debian package.
 type Package struct {
@@ -68,7 +71,6 @@ func Get(t testing.TB, suiteAndName string) Package {
 		if Required() {
 			t.Fatal(why)
 		}
-		noteSkip()
 		t.Skip(why)
 	}
 	p, ok := m[suiteAndName]

@@ -1,4 +1,6 @@
-package wasm
+// Package printable escapes what could act on a terminal or forge a line of output: everything a
+// plugin or the environment can make pathfinder print goes through it.
+package printable
 
 import (
 	"fmt"
@@ -7,11 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// Printable returns s with everything that could act on a terminal or forge a line escaped: control
+// String returns s with everything that could act on a terminal or forge a line escaped: control
 // characters (C0, DEL, C1: newlines, carriage returns, escape sequences), the bidirectional
 // formatting characters that reorder what is shown, and bytes that are not UTF-8. Everything a plugin
-// can make the host print goes through it: logs, descriptions, reasons, tried paths, error details.
-func Printable(s string) string {
+// can make the host print goes through it (logs, descriptions, reasons, tried paths, error details),
+// and every value from the environment.
+func String(s string) string {
 	if !needsEscape(s) {
 		return s
 	}
@@ -39,9 +42,9 @@ func Printable(s string) string {
 	return b.String()
 }
 
-// Unprintable reports whether s holds a character Printable escapes: a name holding one is no
-// name anything should use.
-func Unprintable(s string) bool { return needsEscape(s) }
+// Is reports whether s holds no character String escapes: a name holding one is no name anything
+// should use.
+func Is(s string) bool { return !needsEscape(s) }
 
 func needsEscape(s string) bool {
 	for i := 0; i < len(s); {

@@ -1,8 +1,8 @@
-package wasm
+package printable
 
 import "testing"
 
-func TestPrintable(t *testing.T) {
+func TestString(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"plain", "/usr/lib/libcudart.so.13 — ok, ünïcödé", "/usr/lib/libcudart.so.13 — ok, ünïcödé"},
 		{"a newline forging a line", "a\n/opt/evil/libcudart.so.12", `a\n/opt/evil/libcudart.so.12`},
@@ -16,25 +16,25 @@ func TestPrintable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Printable(tt.in); got != tt.want {
-				t.Errorf("Printable(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := String(tt.in); got != tt.want {
+				t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			if Unprintable(tt.in) != (tt.in != tt.want) {
-				t.Errorf("Unprintable(%q) = %v", tt.in, Unprintable(tt.in))
+			if Is(tt.in) != (tt.in == tt.want) {
+				t.Errorf("Is(%q) = %v", tt.in, Is(tt.in))
 			}
 		})
 	}
 }
 
-func FuzzPrintable(f *testing.F) {
+func FuzzString(f *testing.F) {
 	f.Add("a\nb\x1b[2J\u202e\xff")
 	f.Fuzz(func(t *testing.T, s string) {
-		p := Printable(s)
-		if Unprintable(p) {
-			t.Fatalf("Printable(%q) = %q, which still needs escaping", s, p)
+		p := String(s)
+		if !Is(p) {
+			t.Fatalf("String(%q) = %q, which still needs escaping", s, p)
 		}
-		if !Unprintable(s) && p != s {
-			t.Fatalf("Printable changed %q, which needs no escaping, to %q", s, p)
+		if Is(s) && p != s {
+			t.Fatalf("String changed %q, which needs no escaping, to %q", s, p)
 		}
 	})
 }
