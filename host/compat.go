@@ -345,6 +345,11 @@ func (c *checked) incompatibility(passed []CandidateTrace) string {
 	return head + "; passed over " + strings.Join(parts, ", ")
 }
 
+// installedBy says what installed a file of two of cuda.pathfinder's found_via labels: a wheel in a
+// site-packages directory, a conda package in a conda env. A file found elsewhere may be of either,
+// or of a toolkit: every source is asked.
+var installedBy = map[string]cudaversion.Source{"site-packages": cudaversion.Wheel, "conda": cudaversion.Conda}
+
 // judgement is the check's word on one candidate.
 type judgement int
 
@@ -356,7 +361,8 @@ const (
 
 // judge dates the candidate at path (links leading to real) and checks it: ct gets its CUDA and why.
 func (r *run) judge(ct *CandidateTrace, path, real string) judgement {
-	ans := cudaversion.Of(cudaversion.Artifact{Path: path, Real: real, Kind: r.e.Kind, Library: &r.e.Library, Platform: r.f.platform}, r.rec)
+	ans := cudaversion.Of(cudaversion.Artifact{Path: path, Real: real, Kind: r.e.Kind, Library: &r.e.Library, Platform: r.f.platform,
+		Install: installedBy[ct.FoundVia]}, r.rec)
 	ct.CUDA, ct.Version, ct.VersionFrom = ans.CUDA, ans.Version, string(ans.From)
 	ct.VersionDetail = ans.Detail
 	if ans.CUDA == "" {

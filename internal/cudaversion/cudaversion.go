@@ -47,6 +47,10 @@ type Artifact struct {
 	Kind     abi.Kind     // dynamic-lib, header-dir (Path is then the directory), binary, static-lib, bitcode
 	Library  *abi.Library // its descriptor
 	Platform abi.Platform // the search's platform; on windows the DLL's VS_VERSIONINFO is a source
+	// Install says what installed the file where the search knows it (a wheel's site-packages, a
+	// conda env): the sources of the other installs are not asked, as they cannot apply and their
+	// looks would be re-checked with every cached answer. "" asks them all.
+	Install Source
 }
 
 // sources in the order Of asks them. The catalog comes after the version resource, where the list
@@ -63,6 +67,9 @@ var sources = [...]struct {
 	{VersionInfo, fromVersionInfo},
 	{Catalog, fromCatalog},
 }
+
+// installs are the sources that read what installed the file, of which Artifact.Install names one.
+var installs = []Source{Toolkit, Wheel, Conda}
 
 // Sources lists the sources in the order Of asks them.
 func Sources() []Source {
@@ -89,6 +96,10 @@ func Of(a Artifact, rec *observe.Recorder) Answer {
 	}
 	var looked []string
 	for _, s := range sources {
+		if a.Install != "" && s.from != a.Install && slices.Contains(installs, s.from) {
+			looked = append(looked, string(s.from)+": not asked, as "+string(a.Install)+" installed it")
+			continue
+		}
 		ans, why := s.ask(a, rec)
 		if ans.CUDA != "" {
 			ans.From = s.from

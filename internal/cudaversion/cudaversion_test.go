@@ -21,6 +21,7 @@ func TestOf(t *testing.T) {
 		path, real string
 		lib        *abi.Library
 		platform   abi.Platform
+		install    Source
 		want       Answer // Detail and Looked: what they begin with
 	}{
 		{
@@ -66,11 +67,18 @@ func TestOf(t *testing.T) {
 		{
 			name: "no descriptor", want: Answer{Looked: []string{"no descriptor to date it by"}},
 		},
+		{
+			// A file the search found in a site-packages directory was installed by a wheel: a
+			// toolkit's version.json around it is not asked, nor conda's records.
+			name: "installed by a wheel: the toolkit not asked", lib: cudart, install: Wheel,
+			files: map[string]string{"cuda/version.json": versionJSON124, "cuda/lib64/libcudart.so.12": "ELF"}, path: "cuda/lib64/libcudart.so.12",
+			want: Answer{CUDA: "12", From: Catalog, Detail: "the catalog: libcudart.so.12 is CUDA 12's"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := tree(t, tt.files)
-			a := Artifact{Path: filepath.Join(root, tt.path), Kind: abi.KindDynamicLib, Library: tt.lib, Platform: tt.platform}
+			a := Artifact{Path: filepath.Join(root, tt.path), Kind: abi.KindDynamicLib, Library: tt.lib, Platform: tt.platform, Install: tt.install}
 			if tt.real != "" {
 				a.Real = filepath.Join(root, tt.real)
 			}
