@@ -60,7 +60,7 @@ type CompatibilityTrace struct {
 	Mode    Compatibility `json:"mode"`
 	Driver  string        `json:"driver,omitempty"`   // the driver's version, "550.54.14"
 	MaxCUDA string        `json:"max_cuda,omitempty"` // the newest CUDA it runs natively, "12.4"
-	Anchor  string        `json:"anchor,omitempty"`   // what later answers must match: "CUDA 12.4 (cudart, …/libcudart.so.12)"
+	Anchor  string        `json:"anchor,omitempty"`   // what later answers must match: "CUDA 12, the major of cudart (CUDA 12.4, …/libcudart.so.12)"
 	Notes   []string      `json:"notes,omitempty"`    // an unknown driver, a forward-compatibility libcuda
 }
 
@@ -119,7 +119,7 @@ func (a *anchor) String() string {
 	if a.pinnedBy != "" {
 		return fmt.Sprintf("CUDA %s (the program's, %s)", a.v, a.pinnedBy)
 	}
-	return fmt.Sprintf("CUDA %s (%s, %s)", a.v, a.name, a.path)
+	return fmt.Sprintf("CUDA %d, the major of %s (CUDA %s, %s)", a.v.Major, a.name, a.v, a.path)
 }
 
 // mismatch says why v does not match the anchor, or "": one process runs one CUDA major.
