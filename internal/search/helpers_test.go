@@ -1,0 +1,186 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// libCache keeps each distinct gcc-built library once per test binary: tests copy it where they need it.
+var (
+	libMu    sync.Mutex
+	libCache = map[string][]byte{}
+	libDir   string
+)
+
+// elfLib returns the bytes of a real shared object with the given soname, linked against deps (each a
+// path to a library built by elfLib), built by gcc.
+func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	key := soname + "\x00" + strings.Join(extraArgs, "\x00")
+	libMu.Lock()
+	defer libMu.Unlock()
+	if b, ok := libCache[key]; ok {
+		return b
+	}
+	if libDir == "" {
+		d, err := os.MkdirTemp("", "pathfinder-libs-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		libDir = d
+	}
+	sym := "lib_" + strings.NewReplacer(".", "_", "-", "_").Replace(soname)
+	src := filepath.Join(libDir, sym+".c")
+	out := filepath.Join(libDir, fmt.Sprintf("%s-%d.so", sym, len(libCache)))
+	if err := os.WriteFile(src, []byte(fmt.Sprintf("int %s_marker(void) { return 42; }\n", sym)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-shared", "-fPIC", "-o", out, src}, extraArgs...)
+	if soname != "" {
+		args = append(args, "-Wl,-soname,"+soname)
+	}
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %v: %v\n%s", args, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	libCache[key] = b
+	return b
+}
+
+// anyLib is a real shared object without a DT_SONAME: the loader knows such a file by its path, so
+// validation takes it for any library's name. Tests use it where one file stands for many names.
+func anyLib(t testing.TB) []byte {
+	t.Helper()
+	return elfLib(t, "")
+}
+
+// pieExecutable is a position-independent executable from gcc: an ET_DYN file that is no library.
+func pieExecutable(t testing.TB) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	src, out := filepath.Join(dir, "main.c"), filepath.Join(dir, "pie")
+	os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644)
+	if b, err := exec.Command("gcc", "-fPIE", "-pie", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -pie: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// put writes data at dir/rel, creating directories.
+func put(t testing.TB, dir, rel string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// testEnv is an environment with nothing from the machine in it but what the test sets.
+type testEnv map[string]string
+
+func (e testEnv) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+func (e testEnv) get(k string) string { return e[k] }
+
+// check is Granted.Check with the refusal as text, "" for none.
+func check(g *candidate.Granted, p string, e *catalog.Entry, plat abi.Platform) (string, string) {
+	h, err := g.Check(p, e, plat)
+	if err != nil {
+		return h, err.Error()
+	}
+	return h, ""
+}
+
+// info is what the pathfinder command reads of f (internal/inspect).
+func (f *Finder) info() inspect.Finder { return f.Inspect() }
+
+// newFinder returns a Finder isolated from the machine's config files and environment.
+func newFinder(t testing.TB, env testEnv, config string) *Finder {
+	t.Helper()
+	if env == nil {
+		env = testEnv{}
+	}
+	if _, ok := env["PATHFINDER_CACHE_DIR"]; !ok {
+		env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
+	}
+	opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir()}
+	if env["PATHFINDER_DRIVER_VERSION"] == "" {
+		// The compatibility check is held to the test's driver, never to this machine's.
+		opts.Driver = &driver.Report{State: driver.StateNoDriver, Summary: "no driver: a test asks no machine"}
+	}
+	if config != "" {
+		opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(config))
+	}
+	f, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Compiling a module under -race takes many seconds; tests share one engine, so each module is
+	// compiled once per test binary, unless a test is about the compilation cache itself.
+	if env["PATHFINDER_TEST_OWN_ENGINE"] == "" {
+		f.hooks.engine = testEngine()
+	}
+	f.hooks.compileTimeout = testCompileTimeout
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+var testEngine = sync.OnceValue(func() *wasm.Engine {
+	e := wasm.NewEngine(filepath.Join(sharedCacheDir, "engine"))
+	e.CompileTimeout = testCompileTimeout
+	return e
+})
+
+// testCompileTimeout bounds compiles in tests instead of wasm's default: the product's bound (30 s and
+// 10 s a MiB) is met by a busy machine compiling a Go plugin under -race, and a refusal would be
+// remembered in the shared cache, failing every later run. Only tests of the bound set one of theirs.
+const testCompileTimeout = time.Hour
+
+// sharedCacheDir is one compilation cache for the whole test binary, so only the first test compiles.
+var sharedCacheDir string
+
+func TestMain(m *testing.M) {
+	// One compilation cache for every test binary and run: compiling a module under -race takes many
+	// seconds, loading it from the cache a fraction of one.
+	sharedCacheDir = filepath.Join(os.TempDir(), "pathfinder-test-cache")
+	code := m.Run()
+	if libDir != "" {
+		os.RemoveAll(libDir)
+	}
+	os.Exit(code)
+}
+
+var bg = context.Background()
+
+// resultKey is the result cache's key of a find of name by f now, its compatibility check's
+// inputs included.
+func (f *Finder) resultKey(kind Kind, name string) string {
+	return f.results.Key(kind, name, f.checkFor(kind, name, true).key())
+}
