@@ -13,7 +13,7 @@ import (
 
 type (
 	Options            = search.Options
-	Finder             = search.Finder
+	Finder             = search.Engine
 	Library            = search.Library
 	LoadedLibrary      = search.LoadedLibrary
 	Explanation        = search.Explanation

@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-func benchFinder(b *testing.B) *Finder {
+func benchFinder(b *testing.B) *Engine {
 	site := b.TempDir()
 	put(b, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(b, "libcudart.so.13"))
 	f := newFinder(b, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
@@ -49,7 +49,7 @@ func BenchmarkFind_notFound(b *testing.B) {
 }
 
 // BenchmarkFind_freshFinder is what a warm `pathfinder find cudart` does after start-up: a new
-// Finder (the configuration, the catalog), then the answer the on-disk result cache holds, re-checked.
+// Engine (the configuration, the catalog), then the answer the on-disk result cache holds, re-checked.
 func BenchmarkFind_freshFinder(b *testing.B) {
 	site := b.TempDir()
 	put(b, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(b, "libcudart.so.13"))

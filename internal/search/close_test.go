@@ -15,7 +15,7 @@ func closeEnv(t *testing.T) (testEnv, string) {
 	return testEnv{"CUDA_PATH": cuda, "PATHFINDER_CACHE_DIR": t.TempDir(), "PATHFINDER_TEST_OWN_ENGINE": "1"}, lib
 }
 
-// wantClosed fails unless err says the Finder was closed, and says nothing about the library.
+// wantClosed fails unless err says the Engine was closed, and says nothing about the library.
 func wantClosed(t *testing.T, what string, err error) {
 	t.Helper()
 	var se *SearchError
@@ -24,19 +24,19 @@ func wantClosed(t *testing.T, what string, err error) {
 	}
 }
 
-// wantFoundAfter checks that nothing a closed Finder's call saw was remembered: a fresh Finder on the
+// wantFoundAfter checks that nothing a closed Engine's call saw was remembered: a fresh Engine on the
 // same cache finds the library, from the cache or afresh.
 func wantFoundAfter(t *testing.T, env testEnv, lib string) {
 	t.Helper()
 	for i := range 2 { // the second is answered from what the first left in the cache
 		got, err := newFinder(t, env, "").Find(bg, "cudart")
 		if err != nil || got.Path != lib {
-			t.Fatalf("a fresh Finder after the closed one, find %d: %+v, %v; want %s", i+1, got, err, lib)
+			t.Fatalf("a fresh Engine after the closed one, find %d: %+v, %v; want %s", i+1, got, err, lib)
 		}
 	}
 }
 
-// TestFinder_Close_duringAndAfter closes a Finder before, during (before each step of the search)
+// TestFinder_Close_duringAndAfter closes a Engine before, during (before each step of the search)
 // and after a call: every call that has not returned when Close begins, and every call after it,
 // fails with ErrClosed — never not-found or refused — and none of them leaves an answer behind.
 func TestFinder_Close_duringAndAfter(t *testing.T) {
@@ -77,7 +77,7 @@ func TestFinder_Close_duringAndAfter(t *testing.T) {
 				case "Explain":
 					ex := f.Explain(bg, DynamicLib, "cudart")
 					if ex.Result != nil {
-						t.Errorf("Explain: a result from a closed Finder: %+v", ex.Result)
+						t.Errorf("Explain: a result from a closed Engine: %+v", ex.Result)
 					}
 					err = ex.Err
 				case "FindTogether":
@@ -95,7 +95,7 @@ func TestFinder_Close_duringAndAfter(t *testing.T) {
 
 // TestFinder_Close_concurrent closes Finders while a search of theirs runs, from another goroutine,
 // at each step: the call either returned before Close began (and found the library) or says the
-// Finder was closed. Run under -race, it also shows that Close races with nothing.
+// Engine was closed. Run under -race, it also shows that Close races with nothing.
 func TestFinder_Close_concurrent(t *testing.T) {
 	env, lib := closeEnv(t)
 	rounds := 8

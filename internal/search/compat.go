@@ -1,5 +1,5 @@
 // The compatibility check: which CUDA each candidate belongs to, and whether this machine's driver
-// and the answers the Finder gave before let it run (docs/compatibility.md).
+// and the answers the Engine gave before let it run (docs/compatibility.md).
 
 package search
 
@@ -25,7 +25,7 @@ type Compatibility string
 // The modes. Strict is the default.
 const (
 	// CompatibilityStrict passes over a candidate of a CUDA the driver does not run, and one of
-	// another CUDA major than the Finder's first dated answer (or another major.minor than a
+	// another CUDA major than the Engine's first dated answer (or another major.minor than a
 	// companion's); a candidate no source dates is kept back, and taken only when no dated
 	// candidate that runs comes after it.
 	CompatibilityStrict Compatibility = "strict"
@@ -64,7 +64,7 @@ type CompatibilityTrace struct {
 	Notes   []string      `json:"notes,omitempty"`    // an unknown driver, a forward-compatibility libcuda
 }
 
-// compatSettings are the Finder's settings of the check, read once in New.
+// compatSettings are the Engine's settings of the check, read once in New.
 type compatSettings struct {
 	mode    compat.Mode // Options, else $PATHFINDER_COMPATIBILITY; "" leaves it to the config, per library
 	pinned  *anchor     // Options.CUDA, $PATHFINDER_CUDA or [search] cuda; nil when none
@@ -133,7 +133,7 @@ func (a *anchor) mismatch(v compat.Version) string {
 	return fmt.Sprintf("CUDA %s, but %s already came from CUDA %s (%s)", v, a.name, a.v, a.path)
 }
 
-// driverView is the driver as the check sees it, probed once per Finder.
+// driverView is the driver as the check sees it, probed once per Engine.
 type driverView struct {
 	d     compat.Driver
 	known bool
@@ -147,7 +147,7 @@ type driverView struct {
 // driver has no kernel module here, and for a forward-compatibility libcuda, when full asks (explain)
 // or when it would be taken as the ceiling. A search for another platform reads only the pin: this
 // machine's driver is not the target's.
-func (f *Finder) probeDriver(full bool) *driver.Report {
+func (f *Engine) probeDriver(full bool) *driver.Report {
 	lookup := func(k string) (string, bool) { v := f.getenv(k); return v, v != "" }
 	if !f.native() {
 		return driver.Probe(context.Background(), driver.Options{Methods: []string{"override"}, LookupEnv: lookup})
@@ -161,7 +161,7 @@ func (f *Finder) probeDriver(full bool) *driver.Report {
 }
 
 // viewOf is the driver of report r as the check sees it.
-func (f *Finder) viewOf(r *driver.Report) driverView {
+func (f *Engine) viewOf(r *driver.Report) driverView {
 	var v driverView
 	switch {
 	case r.DriverVersion == "" && !f.native():
@@ -202,10 +202,10 @@ func forwardCompat(r *driver.Report, windows bool) (forwardLibcuda, bool) {
 	return forwardLibcuda{}, false
 }
 
-// Compatibility is what the Finder's compatibility check knows: the mode of a library that sets none
+// Compatibility is what the Engine's compatibility check knows: the mode of a library that sets none
 // of its own, the driver, the CUDA answers must be of, and what it could not establish. It probes the
 // driver, the cheap way, when no search has yet.
-func (f *Finder) Compatibility() *CompatibilityTrace {
+func (f *Engine) Compatibility() *CompatibilityTrace {
 	mode := f.compat.mode
 	if mode == "" {
 		mode = f.cfg.Compatibility
@@ -222,7 +222,7 @@ func (f *Finder) Compatibility() *CompatibilityTrace {
 	return c.trace()
 }
 
-// compatState is what the check remembers across a Finder's searches: the anchor and each dated
+// compatState is what the check remembers across a Engine's searches: the anchor and each dated
 // answer, for the companions that must match it.
 type compatState struct {
 	mu      sync.Mutex
@@ -235,8 +235,8 @@ type answered struct {
 	path string
 }
 
-// modeFor is the mode of library e: the Finder's setting, else the config's for it, else strict.
-func (f *Finder) modeFor(e *catalog.Entry) compat.Mode {
+// modeFor is the mode of library e: the Engine's setting, else the config's for it, else strict.
+func (f *Engine) modeFor(e *catalog.Entry) compat.Mode {
 	switch {
 	case f.compat.mode != "":
 		return f.compat.mode
@@ -255,9 +255,9 @@ type checked struct {
 	kept       *keptCandidate      // strict: the first undated candidate, taken when no dated one runs
 }
 
-// checkFor is the check for one search of name; remembered says whether the Finder's earlier
+// checkFor is the check for one search of name; remembered says whether the Engine's earlier
 // answers count (Explain searches as if there were none).
-func (f *Finder) checkFor(kind Kind, name string, remembered bool) *checked {
+func (f *Engine) checkFor(kind Kind, name string, remembered bool) *checked {
 	e, ok := f.catalog.Lookup(kind, name)
 	if !ok {
 		return &checked{mode: compat.Off}
@@ -293,7 +293,7 @@ func (f *Finder) checkFor(kind Kind, name string, remembered bool) *checked {
 // companions reports whether the answers of e and of the entry of kind called name must be of one
 // CUDA major.minor: one name of two kinds (the nvrtc library and its headers), or one that names
 // the other as its companion (libdevice's bitcode and nvvm).
-func (f *Finder) companions(e *catalog.Entry, kind Kind, name string) bool {
+func (f *Engine) companions(e *catalog.Entry, kind Kind, name string) bool {
 	if name == e.Name {
 		return kind != e.Kind
 	}
@@ -465,9 +465,9 @@ func (r *run) keep(st *StepTrace, ct CandidateTrace, take func(*StepTrace, Candi
 	st.Candidates = append(st.Candidates, kept)
 }
 
-// remember records a search's answer: the first dated one anchors the Finder, and each is a
+// remember records a search's answer: the first dated one anchors the Engine, and each is a
 // companion's for the searches after it.
-func (f *Finder) remember(lib *Library) {
+func (f *Engine) remember(lib *Library) {
 	e, ok := f.catalog.Lookup(lib.Kind, lib.Name)
 	v, err := compat.ParseVersion(lib.CUDA)
 	if !ok || err != nil || e.PackagedWith == "driver" {

@@ -145,7 +145,7 @@ func TestCompatibility_undated(t *testing.T) {
 	}
 }
 
-// The first dated answer anchors the Finder: a later library of another CUDA major is passed over,
+// The first dated answer anchors the Engine: a later library of another CUDA major is passed over,
 // in strict mode, for one of the anchor's.
 func TestCompatibility_anchor(t *testing.T) {
 	site := wheels(t)
@@ -249,7 +249,7 @@ func TestCompatibility_companions(t *testing.T) {
 			if tt.companion == "nvrtc" {
 				kind = HeaderDir
 			}
-			// nvvm from CUDA_PATH's 12.4, then the companion with CUDA_PATH at 12.6: the same Finder
+			// nvvm from CUDA_PATH's 12.4, then the companion with CUDA_PATH at 12.6: the same Engine
 			// passes it over, a fresh one takes it.
 			env := testEnv{"CUDA_PATH": cuda124, "PATHFINDER_DRIVER_VERSION": "580.65.06"}
 			f := newFinder(t, env, "")
@@ -262,7 +262,7 @@ func TestCompatibility_companions(t *testing.T) {
 				t.Fatalf("%s after %s 12.4, with only 12.6 to find: %v", tt.companion, tt.lib, err)
 			}
 			if lib, err := newFinder(t, env, "").FindKind(bg, kind, tt.companion); err != nil || lib.CUDA != "12.6" {
-				t.Fatalf("a fresh Finder: %+v %v", lib, err)
+				t.Fatalf("a fresh Engine: %+v %v", lib, err)
 			}
 		})
 	}
@@ -345,7 +345,7 @@ func TestCompatibility_unchecked(t *testing.T) {
 	h := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "580.65.06"}, "")
 	h.state.anchor = &anchor{v: compat.Version{Major: 12, Minor: 4, HasMinor: true}, name: "cudart", path: "/x/libcudart.so.12"}
 	if ex := h.Explain(bg, DynamicLib, "nvrtc"); ex.Err != nil || !strings.Contains(ex.Result.Path, "/cu13/") || ex.Compatibility.Anchor != "" {
-		t.Errorf("Explain with the Finder anchored at 12.4: %+v %v; want the cu13 nvrtc and no anchor", ex.Result, ex.Err)
+		t.Errorf("Explain with the Engine anchored at 12.4: %+v %v; want the cu13 nvrtc and no anchor", ex.Result, ex.Err)
 	}
 }
 

@@ -24,7 +24,7 @@ var (
 	ErrIncompatible    = errors.New("library found but none runs here") // every file found is of a CUDA the driver, or the answers given before, do not run with
 	ErrABIMismatch     = wasm.ErrABIMismatch                            // a plugin says it speaks another ABI version than the host
 	ErrLoadUnavailable = loader.ErrUnavailable                          // this build cannot load libraries (-tags pathfinder_static)
-	ErrClosed          = errors.New("finder closed")                    // the Finder was closed before the call returned
+	ErrClosed          = errors.New("finder closed")                    // the Engine was closed before the call returned
 )
 
 // Attempt is one place a search looked, and why it did not take it.
@@ -74,7 +74,7 @@ func (e *SearchError) Error() string {
 		return fmt.Sprintf("found %s for %q but could not load it: %s", e.Path, e.Name, e.Reason)
 	case errors.Is(e.Err, ErrIncompatible):
 		return fmt.Sprintf("nothing found for %q runs here: %s", e.Name, e.Reason)
-	case !errors.Is(e.Err, ErrNotFound): // the context's end, or the Finder's
+	case !errors.Is(e.Err, ErrNotFound): // the context's end, or the Engine's
 		return fmt.Sprintf("search for %q stopped: %v", e.Name, e.Err)
 	}
 	return fmt.Sprintf("%q not found: looked for %s in %s%s%s",
@@ -113,7 +113,7 @@ func (e *SearchError) ignored() string {
 func (e *SearchError) Unwrap() error { return e.Err }
 
 // Code is the short error name the CLI prints: "unknown", "not-available", "not-found", "refused",
-// "load-failed", "incompatible", "closed" for a call whose Finder was closed, or "canceled" and "deadline-exceeded"
+// "load-failed", "incompatible", "closed" for a call whose Engine was closed, or "canceled" and "deadline-exceeded"
 // for a search its context ended.
 func (e *SearchError) Code() string {
 	switch {
@@ -139,7 +139,7 @@ func (e *SearchError) Code() string {
 
 // unknown is the error for a name kind does not know: what the name is in the catalog (another
 // kind's, or one of a library's files), else the close names of kind.
-func (f *Finder) unknown(kind Kind, name string) *SearchError {
+func (f *Engine) unknown(kind Kind, name string) *SearchError {
 	se := &SearchError{Name: name, Kind: kind, Err: ErrUnknown}
 	var nouns, what []string // the kinds called name; the entries with a file called name
 	for _, e := range f.catalog.Named(kind, name) {

@@ -27,7 +27,7 @@ func findAllSetup(b *testing.B) (site string, all []string) {
 	return site, all
 }
 
-// BenchmarkFindAll_warm is bench's "in-process find of all 50, new Finder, warm": a new Finder per
+// BenchmarkFindAll_warm is bench's "in-process find of all 50, new Engine, warm": a new Engine per
 // pass, every answer from the result cache.
 func BenchmarkFindAll_warm(b *testing.B) {
 	site, all := findAllSetup(b)

@@ -37,8 +37,8 @@ func fakeWindowsRoots(trees map[string]string) func(string, *observe.Recorder) (
 	}
 }
 
-// windowsTargetFinder is a Finder searching for windows/amd64 with only env for an environment.
-func windowsTargetFinder(t *testing.T, env testEnv) *Finder {
+// windowsTargetFinder is a Engine searching for windows/amd64 with only env for an environment.
+func windowsTargetFinder(t *testing.T, env testEnv) *Engine {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
 	f, err := New(Options{Platform: abi.Platform{OS: "windows", Arch: "amd64"}, LookupEnv: env.lookup, SystemConfigDir: t.TempDir()})

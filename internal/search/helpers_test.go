@@ -119,10 +119,10 @@ func check(g *candidate.Granted, p string, e *catalog.Entry, plat abi.Platform) 
 }
 
 // info is what the pathfinder command reads of f (internal/inspect).
-func (f *Finder) info() inspect.Finder { return f.Inspect() }
+func (f *Engine) info() inspect.Finder { return f.Inspect() }
 
-// newFinder returns a Finder isolated from the machine's config files and environment.
-func newFinder(t testing.TB, env testEnv, config string) *Finder {
+// newFinder returns a Engine isolated from the machine's config files and environment.
+func newFinder(t testing.TB, env testEnv, config string) *Engine {
 	t.Helper()
 	if env == nil {
 		env = testEnv{}
@@ -181,6 +181,6 @@ var bg = context.Background()
 
 // resultKey is the result cache's key of a find of name by f now, its compatibility check's
 // inputs included.
-func (f *Finder) resultKey(kind Kind, name string) string {
+func (f *Engine) resultKey(kind Kind, name string) string {
 	return f.results.Key(kind, name, f.checkFor(kind, name, true).key())
 }

@@ -29,7 +29,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
-// Options configures a Finder. The zero value means the built-in defaults plus the system and user
+// Options configures a Engine. The zero value means the built-in defaults plus the system and user
 // config files, as pathfinder.toml describes.
 type Options struct {
 	// ConfigFile is applied last, after the system file, the user file and $PATHFINDER_CONFIG.
@@ -115,9 +115,9 @@ func Kinds() []Kind {
 	return out
 }
 
-// Finder finds and loads libraries. It is safe for concurrent use; each name is searched once even
+// Engine finds and loads libraries. It is safe for concurrent use; each name is searched once even
 // when many goroutines ask at the same time, and successes are remembered.
-type Finder struct {
+type Engine struct {
 	getenv   func(string) string
 	cfg      *config.Config
 	catalog  *catalog.Catalog
@@ -146,18 +146,18 @@ type Finder struct {
 	regrants sync.Map                // revalidate's grants, by plugin and the entry's own grant inputs
 	// closed is set by Close: a call that finds it set after its search gives ErrClosed instead.
 	closed   atomic.Bool
-	calls    int       // calls running (under mu): the last one out of a closed Finder releases it
+	calls    int       // calls running (under mu): the last one out of a closed Engine releases it
 	released sync.Once // what Close releases, released once
 
 	hooks hooks
 }
 
-// hooks are what tests replace or watch in a Finder; the zero value is what runs in production.
+// hooks are what tests replace or watch in a Engine; the zero value is what runs in production.
 type hooks struct {
-	engine       *wasm.Engine      // an engine shared across Finders, instead of one of the Finder's own
+	engine       *wasm.Engine      // an engine shared across Finders, instead of one of the Engine's own
 	beforeLoad   func(path string) // runs between a candidate's validation and its load: tests swap the file
 	beforeDlopen func(path string) // runs after the last check before the loader opens path: tests swap it
-	beforeStep   func(step string) // runs before each step of a search: tests close the Finder there
+	beforeStep   func(step string) // runs before each step of a search: tests close the Engine there
 	// paths and openRoot stand in for the host's path mapping and for opening a granted directory:
 	// tests run a Windows host's mapping over fake trees on any host.
 	paths    *guestpath.Map
@@ -167,7 +167,7 @@ type hooks struct {
 	// now stands in for the clock a step's deadline is set and read by: tests make checking the
 	// candidates take what time they say (nil: time.Now).
 	now func() time.Time
-	// compileTimeout is the CompileTimeout of the engine the Finder makes (0: wasm's default bound):
+	// compileTimeout is the CompileTimeout of the engine the Engine makes (0: wasm's default bound):
 	// tests whose verdict must not depend on the machine's speed lift it.
 	compileTimeout time.Duration
 }
@@ -179,7 +179,7 @@ type flight struct {
 }
 
 // New reads the configuration and the descriptor packs.
-func New(opts Options) (*Finder, error) {
+func New(opts Options) (*Engine, error) {
 	if strconv.IntSize != 64 {
 		return nil, fmt.Errorf("a %d-bit process is not supported: NVIDIA libraries are 64-bit only", strconv.IntSize)
 	}
@@ -215,7 +215,7 @@ func New(opts Options) (*Finder, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	f := &Finder{
+	f := &Engine{
 		compat:   settings,
 		getenv:   getenv,
 		cache:    cache,
@@ -261,7 +261,7 @@ func New(opts Options) (*Finder, error) {
 	return f, nil
 }
 
-// Close releases the plugin runtime and the directories the Finder holds open. Every call that is
+// Close releases the plugin runtime and the directories the Engine holds open. Every call that is
 // still running when Close begins, and every later call, fails with an error that errors.Is
 // ErrClosed (Explain's Explanation carries it in Err): never an answer about the library, and
 // nothing from such a call is remembered, in the process or in the cache. A call that returned
@@ -269,7 +269,7 @@ func New(opts Options) (*Finder, error) {
 // their end (a plugin's timeout bounds each step), and the last of them releases what Close could
 // not. Libraries loaded stay loaded. Close is safe to call more than once, and at the same time as
 // any other method.
-func (f *Finder) Close() error {
+func (f *Engine) Close() error {
 	f.mu.Lock()
 	f.closed.Store(true) // calls check it after their search: set, their answer is not given
 	idle := f.calls == 0
@@ -280,8 +280,8 @@ func (f *Finder) Close() error {
 	return nil
 }
 
-// enter counts a call in; false when the Finder is closed. Each true is matched by a leave.
-func (f *Finder) enter() bool {
+// enter counts a call in; false when the Engine is closed. Each true is matched by a leave.
+func (f *Engine) enter() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed.Load() {
@@ -291,8 +291,8 @@ func (f *Finder) enter() bool {
 	return true
 }
 
-// leave counts a call out; the last call out of a closed Finder releases it.
-func (f *Finder) leave() {
+// leave counts a call out; the last call out of a closed Engine releases it.
+func (f *Engine) leave() {
 	f.mu.Lock()
 	f.calls--
 	last := f.calls == 0 && f.closed.Load()
@@ -302,9 +302,9 @@ func (f *Finder) leave() {
 	}
 }
 
-// release closes what the Finder holds, once, when no call uses it: closing a runtime under a
+// release closes what the Engine holds, once, when no call uses it: closing a runtime under a
 // running instance is a race inside wazero.
-func (f *Finder) release() {
+func (f *Engine) release() {
 	f.released.Do(func() {
 		f.mu.Lock()
 		for _, r := range f.roots {
@@ -319,16 +319,16 @@ func (f *Finder) release() {
 	})
 }
 
-// closedError is the error of a call that lost its Finder.
-func (f *Finder) closedError(kind Kind, name string) *SearchError {
+// closedError is the error of a call that lost its Engine.
+func (f *Engine) closedError(kind Kind, name string) *SearchError {
 	return &SearchError{Name: name, Kind: kind, Err: ErrClosed, Platform: f.platform}
 }
 
 // Platform is the platform searches are for.
-func (f *Finder) Platform() Platform { return f.platform }
+func (f *Engine) Platform() Platform { return f.platform }
 
 // native reports whether searches are for the platform this process runs on.
-func (f *Finder) native() bool {
+func (f *Engine) native() bool {
 	return f.platform.OS == runtime.GOOS && f.platform.Arch == runtime.GOARCH
 }
 
@@ -363,13 +363,13 @@ type LoadedLibrary struct {
 }
 
 // Find locates the dynamic library name without loading it.
-func (f *Finder) Find(ctx context.Context, name string) (*Library, error) {
+func (f *Engine) Find(ctx context.Context, name string) (*Library, error) {
 	return f.FindKind(ctx, DynamicLib, name)
 }
 
 // FindKind locates name of the given kind: a dynamic library, a header directory, a binary utility,
 // a static or a bitcode library.
-func (f *Finder) FindKind(ctx context.Context, kind Kind, name string) (*Library, error) {
+func (f *Engine) FindKind(ctx context.Context, kind Kind, name string) (*Library, error) {
 	lib, err := f.once(ctx, kind, name, false)
 	if err != nil {
 		return nil, err
@@ -379,13 +379,13 @@ func (f *Finder) FindKind(ctx context.Context, kind Kind, name string) (*Library
 
 // Load finds the dynamic library name, loads its dependencies and then it, and returns where it came
 // from. A library already in the process is returned as it is.
-func (f *Finder) Load(ctx context.Context, name string) (*LoadedLibrary, error) {
+func (f *Engine) Load(ctx context.Context, name string) (*LoadedLibrary, error) {
 	return f.once(ctx, DynamicLib, name, true)
 }
 
 // Explain searches for name of kind afresh, without loading anything or using what was remembered,
 // and returns every step with its candidates and why each was taken or refused.
-func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanation {
+func (f *Engine) Explain(ctx context.Context, kind Kind, name string) *Explanation {
 	if !f.enter() {
 		return &Explanation{Name: name, Kind: kind, Err: f.closedError(kind, name)}
 	}
@@ -398,7 +398,7 @@ func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanati
 	return ex
 }
 
-func (f *Finder) once(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
+func (f *Engine) once(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
 	key := fmt.Sprintf("%s\x00%s\x00%v", kind, name, load)
 	if !f.enter() {
 		return nil, f.closedError(kind, name)
@@ -470,7 +470,7 @@ type LibraryInfo struct {
 }
 
 // Libraries lists every known name of kind in catalog order.
-func (f *Finder) Libraries(kind Kind) []LibraryInfo {
+func (f *Engine) Libraries(kind Kind) []LibraryInfo {
 	var out []LibraryInfo
 	for _, n := range f.catalog.Names(kind) {
 		e, _ := f.catalog.Lookup(kind, n)
@@ -481,17 +481,17 @@ func (f *Finder) Libraries(kind Kind) []LibraryInfo {
 
 var (
 	defaultOnce   sync.Once
-	defaultFinder *Finder
+	defaultFinder *Engine
 	defaultErr    error
 )
 
-// Default returns the process-wide Finder built from the default Options.
-func Default() (*Finder, error) {
+// Default returns the process-wide Engine built from the default Options.
+func Default() (*Engine, error) {
 	defaultOnce.Do(func() { defaultFinder, defaultErr = New(Options{}) })
 	return defaultFinder, defaultErr
 }
 
-// Find locates name with the default Finder.
+// Find locates name with the default Engine.
 func Find(ctx context.Context, name string) (*Library, error) {
 	f, err := Default()
 	if err != nil {
@@ -500,7 +500,7 @@ func Find(ctx context.Context, name string) (*Library, error) {
 	return f.Find(ctx, name)
 }
 
-// Load loads name with the default Finder.
+// Load loads name with the default Engine.
 func Load(ctx context.Context, name string) (*LoadedLibrary, error) {
 	f, err := Default()
 	if err != nil {

@@ -32,7 +32,7 @@ import (
 // The hostile plugins live in ../../testdata/hostile: a Go module whose searches misbehave one way each
 // (built once per test binary) and tiny hand-assembled modules (committed; hostileModules is their
 // source). Every case runs as the first step of two; the second, the builtin wheels step, must still
-// find cudart, twice, with the same Finder.
+// find cudart, twice, with the same Engine.
 
 // hostileDirs is one case's file system: root is granted to the hostile step, outside is not, and
 // site is the site-packages directory the wheels step finds cudart in.
@@ -409,7 +409,7 @@ type hostileClock struct {
 	t             *testing.T
 	step, loopsIn string
 	timeout       time.Duration
-	running       string // the step running: the Finder's beforeStep hook
+	running       string // the step running: the Engine's beforeStep hook
 	expire        func() // the hostile step's latest deadline
 }
 
@@ -766,12 +766,12 @@ func hostileGoPlugin(t *testing.T) string {
 // hostileSuite is what the cases of one test share: one engine, so that each module is compiled
 // once for all of them (loading a 3.5 MB module, even from the disk cache, takes a second or two
 // under -race, and every case would pay it twice), and the cases' Finders, all closed when the test
-// ends: a pooled instance's mounts are the os.Roots of the Finder that started it, so no Finder may
+// ends: a pooled instance's mounts are the os.Roots of the Engine that started it, so no Engine may
 // close before the last case that can reuse its instances.
 type hostileSuite struct {
 	engine  *wasm.Engine
 	mu      sync.Mutex
-	finders []*Finder
+	finders []*Engine
 }
 
 func newHostileSuite(t *testing.T) *hostileSuite {
@@ -801,7 +801,7 @@ func newHostileSuite(t *testing.T) *hostileSuite {
 }
 
 // finder is newFinder with the suite's engine, closed with the suite.
-func (s *hostileSuite) finder(t *testing.T, env testEnv, config string) *Finder {
+func (s *hostileSuite) finder(t *testing.T, env testEnv, config string) *Engine {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
 	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(config))})
@@ -1318,7 +1318,7 @@ func TestHostile_fifoOnLoaderPath(t *testing.T) {
 
 // explainPastFIFO explains cudart with f, which must find want and not wait on the FIFO at fifo: a
 // minute later the test opens the FIFO's other end, so that a blocked open ends, and fails.
-func explainPastFIFO(t *testing.T, f *Finder, fifo, want string) {
+func explainPastFIFO(t *testing.T, f *Engine, fifo, want string) {
 	t.Helper()
 	done := make(chan *Explanation, 1)
 	go func() { done <- f.Explain(bg, DynamicLib, "cudart") }()

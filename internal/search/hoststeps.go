@@ -273,7 +273,7 @@ func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs loadermo
 
 // dependencySonames is every file name of e's dependencies, required and optional, and theirs: what
 // pathfinder has loaded before it loads e.
-func (f *Finder) dependencySonames(e *catalog.Entry) map[string]bool {
+func (f *Engine) dependencySonames(e *catalog.Entry) map[string]bool {
 	out := map[string]bool{}
 	var walk func(e *catalog.Entry)
 	walk = func(e *catalog.Entry) {
@@ -333,9 +333,9 @@ func observeResolution(rec *observe.Recorder, res loadermodel.Resolution, err er
 	rec.Stat(loadermodel.DefaultCachePath)
 }
 
-// loaderModel is the model of the OS loader for the Finder's platform; what it reads of the
+// loaderModel is the model of the OS loader for the Engine's platform; what it reads of the
 // environment is recorded in rec.
-func (f *Finder) loaderModel(rec *observe.Recorder) (*loadermodel.Loader, error) {
+func (f *Engine) loaderModel(rec *observe.Recorder) (*loadermodel.Loader, error) {
 	if f.platform.OS != "linux" {
 		return nil, fmt.Errorf("the %s loader's search is not modeled; load on that platform to use it", f.platform.OS)
 	}
@@ -350,7 +350,7 @@ func (f *Finder) loaderModel(rec *observe.Recorder) (*loadermodel.Loader, error)
 // never a stub: the system_resolve capability, and the canary roots' grant. The loader model answers,
 // loading nothing, or with [system] resolve = "dlopen" the loader itself in a child process; note
 // then says where the model disagrees. What it observed is added to rec each time.
-func (f *Finder) systemResolve(name string, rec *observe.Recorder) (path, note string, err error) {
+func (f *Engine) systemResolve(name string, rec *observe.Recorder) (path, note string, err error) {
 	if f.cfg.ResolveDlopen {
 		// The child's loader also read what no observation records (LD_PRELOAD, /etc/ld.so.preload,
 		// its own RUNPATH), so the answer is not kept past this process.
@@ -382,7 +382,7 @@ type resolved struct {
 }
 
 // resolveUncached is systemResolve's answer for e, and whether it may be remembered.
-func (f *Finder) resolveUncached(e *catalog.Entry, rec *observe.Recorder) (resolved, bool) {
+func (f *Engine) resolveUncached(e *catalog.Entry, rec *observe.Recorder) (resolved, bool) {
 	l, err := f.loaderModel(rec)
 	if err != nil {
 		return resolved{err: err}, true

@@ -17,7 +17,7 @@ import (
 // would use but pass over, and why: a relative path (never resolved against the working directory),
 // one that does not exist or is no directory, a venv without site-packages, a CUDA_HOME that
 // CUDA_PATH overrides.
-func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
+func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 	var out []IgnoredInput
 	seen := map[string]bool{}
 	check := func(name string, list bool) {
@@ -80,7 +80,7 @@ func (f *Finder) ignoredFor(e *catalog.Entry) []IgnoredInput {
 }
 
 // stepsFor is the step order for e, or every step any library uses for nil.
-func (f *Finder) stepsFor(e *catalog.Entry) []string {
+func (f *Engine) stepsFor(e *catalog.Entry) []string {
 	if e != nil {
 		return f.cfg.OrderFor(e.Name)
 	}
@@ -96,7 +96,7 @@ func (f *Finder) stepsFor(e *catalog.Entry) []string {
 }
 
 // installRootVars is e's install-root variables, or every library's for nil.
-func (f *Finder) installRootVars(e *catalog.Entry) []string {
+func (f *Engine) installRootVars(e *catalog.Entry) []string {
 	if e != nil {
 		return e.InstallRootEnvVars
 	}

@@ -15,9 +15,9 @@ import (
 
 // Inspect is what the pathfinder command reads of f beyond the Go API: its settings, packs,
 // plugins and caches. Its type is internal: a Go program has no use for it.
-func (f *Finder) Inspect() inspect.Finder { return inspector{f} }
+func (f *Engine) Inspect() inspect.Finder { return inspector{f} }
 
-type inspector struct{ f *Finder }
+type inspector struct{ f *Engine }
 
 func (i inspector) ConfigFiles() []string       { return append([]string(nil), i.f.cfg.Files...) }
 func (i inspector) Settings() []inspect.Setting { return i.f.cfg.Settings() }
@@ -56,7 +56,7 @@ func (i inspector) FileNames(kind Kind, name string) []string {
 // Plugins lists every configured plugin, by name, loading each module to ask it what it is (a
 // module is compiled once and cached, as for a search). What is wrong is in Problems.
 func (i inspector) Plugins(ctx context.Context) []inspect.PluginInfo {
-	if !i.f.enter() { // a closed Finder has no runtime to ask
+	if !i.f.enter() { // a closed Engine has no runtime to ask
 		return nil
 	}
 	defer i.f.leave()
@@ -70,7 +70,7 @@ func (i inspector) Plugins(ctx context.Context) []inspect.PluginInfo {
 
 // pluginInfo is what the config says of plugin p and what its module says of itself, with every
 // problem, each a *PluginError, also in the info's Problems (without the plugin's name).
-func (f *Finder) pluginInfo(ctx context.Context, p *config.Plugin) (inspect.PluginInfo, []error) {
+func (f *Engine) pluginInfo(ctx context.Context, p *config.Plugin) (inspect.PluginInfo, []error) {
 	info := f.cfg.Info(p)
 	var problems []error
 	problem := func(op string, err error) {

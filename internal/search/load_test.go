@@ -41,11 +41,11 @@ func TestLoad_dependencyFirst(t *testing.T) {
 		t.Fatalf("second Load returned a new result: %+v", again)
 	}
 
-	// A fresh Finder with nothing to search finds both already in the process.
+	// A fresh Engine with nothing to search finds both already in the process.
 	g := newFinder(t, nil, "")
 	lib2, err := g.Load(bg, "cublas")
 	if err != nil || !lib2.AlreadyLoaded || lib2.FoundVia != "was-already-loaded-from-elsewhere" || lib2.Path != blas {
-		t.Fatalf("Load in a new Finder = %+v, %v; want already loaded from %s", lib2, err, blas)
+		t.Fatalf("Load in a new Engine = %+v, %v; want already loaded from %s", lib2, err, blas)
 	}
 }
 

@@ -190,7 +190,7 @@ dependencies = ["cublas"]
 }
 
 // newFinderOpts is New with opts, closed when the test ends.
-func newFinderOpts(t *testing.T, opts Options) *Finder {
+func newFinderOpts(t *testing.T, opts Options) *Engine {
 	t.Helper()
 	f, err := New(opts)
 	if err != nil {

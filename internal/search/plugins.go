@@ -24,7 +24,7 @@ import (
 
 // module returns the compiled module of plugin p, compiling it on first use by deadline (the step's:
 // its timeout bounds the compile as it bounds the call).
-func (f *Finder) module(ctx context.Context, p *config.Plugin, rec *observe.Recorder, deadline time.Time) (*wasm.Module, error) {
+func (f *Engine) module(ctx context.Context, p *config.Plugin, rec *observe.Recorder, deadline time.Time) (*wasm.Module, error) {
 	if p.Source.File != "" {
 		rec.Stat(p.Source.File) // a changed plugin file is a changed search
 	}
@@ -86,7 +86,7 @@ type granted struct {
 func (g *granted) note(line string) { g.notes = append(g.notes, printable.String(line)) }
 
 // grant resolves plugin p's env and read grants for library e, recording what it looks at in rec.
-func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder) *granted {
+func (f *Engine) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder) *granted {
 	paths, openRoot := guestpath.Host, f.openRoot
 	if f.hooks.paths != nil {
 		paths, openRoot = *f.hooks.paths, f.hooks.openRoot
@@ -186,8 +186,8 @@ func (f *Finder) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 	return g
 }
 
-// openRoot opens dir as a confined root once per Finder: symlinks inside it cannot lead out.
-func (f *Finder) openRoot(dir string, rec *observe.Recorder) (*os.Root, error) {
+// openRoot opens dir as a confined root once per Engine: symlinks inside it cannot lead out.
+func (f *Engine) openRoot(dir string, rec *observe.Recorder) (*os.Root, error) {
 	fi, err := rec.Stat(dir)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -215,7 +215,7 @@ func (f *Finder) openRoot(dir string, rec *observe.Recorder) (*os.Root, error) {
 
 // overBroad is config.OverBroad, remembered per directory while it is the same directory: it
 // resolves every symlink on the way, which was a third of re-validating a cached answer.
-func (f *Finder) overBroad(paths guestpath.Map, dir string) error {
+func (f *Engine) overBroad(paths guestpath.Map, dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return config.OverBroad(paths, dir)
@@ -233,7 +233,7 @@ func (f *Finder) overBroad(paths guestpath.Map, dir string) error {
 }
 
 // now is the clock a step's deadline is set and read by: time.Now, or the test's.
-func (f *Finder) now() time.Time {
+func (f *Engine) now() time.Time {
 	if f.hooks.now != nil {
 		return f.hooks.now()
 	}
@@ -242,7 +242,7 @@ func (f *Finder) now() time.Time {
 
 // callPlugin builds the request and grants for one plugin step and runs it, all of it by one
 // deadline: the plugin's timeout from the step's start, its module's compile included.
-func (f *Finder) callPlugin(ctx context.Context, step string, e *catalog.Entry, rec *observe.Recorder) (*abi.Response, *granted, []string, error) {
+func (f *Engine) callPlugin(ctx context.Context, step string, e *catalog.Entry, rec *observe.Recorder) (*abi.Response, *granted, []string, error) {
 	p := f.cfg.Plugins[step]
 	deadline := f.now().Add(p.Timeout)
 	mod, err := f.module(ctx, p, rec, deadline)

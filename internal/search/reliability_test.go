@@ -99,11 +99,11 @@ func grown(a, b uint64) uint64 {
 	return b - a
 }
 
-// TestReliability_concurrentCallers has 1,000 goroutines ask one Finder at once: half for one
+// TestReliability_concurrentCallers has 1,000 goroutines ask one Engine at once: half for one
 // library, the rest spread over ten found and ten missing ones. Every caller must get its answer
 // before the deadline, and each name must be searched exactly once. "At once" is made exact: the
 // first step reads a variable through a Getenv that holds every search at a gate until all 1,000
-// callers are inside the Finder, so no caller can come late to a search that already ended (a
+// callers are inside the Engine, so no caller can come late to a search that already ended (a
 // not-found answer is not remembered, and a late caller would rightly search again).
 func TestReliability_concurrentCallers(t *testing.T) {
 	const callers = 1000
@@ -177,7 +177,7 @@ order = ["conda", "wheels", "already-loaded", "system", "envroots", "programfile
 		select {
 		case <-arrived:
 		case <-ctx.Done():
-			t.Fatalf("before the deadline, only %d of %d callers reached the Finder and %d searches the gate", n, callers, atGate.Load())
+			t.Fatalf("before the deadline, only %d of %d callers reached the Engine and %d searches the gate", n, callers, atGate.Load())
 		}
 	}
 	if n := atGate.Load(); n != int64(len(names)) {
@@ -282,8 +282,8 @@ func TestReliability_sequentialSearches(t *testing.T) {
 	}
 }
 
-// TestReliability_manyFinders opens, uses and closes Finder after Finder in one process, as a
-// long-lived program that reloads its config would: once closed and dropped, a Finder must leave
+// TestReliability_manyFinders opens, uses and closes Engine after Engine in one process, as a
+// long-lived program that reloads its config would: once closed and dropped, a Engine must leave
 // nothing behind, neither memory (runtimes, compiled code, instances) nor file descriptors (granted
 // roots, cache files). 100 Finders, 10,000 with PATHFINDER_SOAK=1; each searches with the tiny step.
 func TestReliability_manyFinders(t *testing.T) {
@@ -396,7 +396,7 @@ type reliabilityChild struct {
 
 type childAnswer struct{ Name, Path, Err string }
 
-// TestReliability_child is not a test of its own: the fault tests run a Finder in a child process
+// TestReliability_child is not a test of its own: the fault tests run a Engine in a child process
 // through it (os/exec's helper-process pattern), for two processes at once, for another user, and
 // for faults that may crash the process. Each answer is one line on stdout.
 func TestReliability_child(t *testing.T) {
@@ -520,7 +520,7 @@ func TestFaults_compilationCache(t *testing.T) {
 	tests := []struct {
 		name  string
 		other bool                            // populate the cache with otherStep's module too
-		brk   func(t *testing.T, base string) // between the first Finder and the second
+		brk   func(t *testing.T, base string) // between the first Engine and the second
 		child bool                            // search in a child process: what was broken may crash it
 		after func(t *testing.T, base string) // checks the cache after
 	}{
@@ -675,7 +675,7 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 	}
 }
 
-// checkRebuilt checks that a fresh Finder finds lib with the cache in base and that every entry
+// checkRebuilt checks that a fresh Engine finds lib with the cache in base and that every entry
 // there is well formed again.
 func checkRebuilt(t *testing.T, base string, env testEnv, config, lib string) {
 	t.Helper()
@@ -693,7 +693,7 @@ func checkRebuilt(t *testing.T, base string, env testEnv, config, lib string) {
 	}
 }
 
-// TestFaults_compilationCacheUnwritable gives the Finder a compilation cache it cannot write: the
+// TestFaults_compilationCacheUnwritable gives the Engine a compilation cache it cannot write: the
 // search must work all the same, only slower.
 func TestFaults_compilationCacheUnwritable(t *testing.T) {
 	// What another user runs must be readable by them: a world-readable directory, not t.TempDir().
@@ -710,7 +710,7 @@ func TestFaults_compilationCacheUnwritable(t *testing.T) {
 	tests := []struct {
 		name  string
 		base  func(t *testing.T) string // the cache directory
-		after func(t *testing.T, f *Finder, base string)
+		after func(t *testing.T, f *Engine, base string)
 		user  bool // search as another user, who cannot write the cache
 	}{
 		{name: "under a regular file", base: func(*testing.T) string { return filepath.Join(file, "cache") }},
@@ -729,8 +729,8 @@ func TestFaults_compilationCacheUnwritable(t *testing.T) {
 			t.Cleanup(func() { os.Chmod(base, 0o700) })
 			return base
 		}},
-		{name: "removed under a running Finder", base: func(t *testing.T) string { return t.TempDir() },
-			after: func(t *testing.T, f *Finder, base string) {
+		{name: "removed under a running Engine", base: func(t *testing.T) string { return t.TempDir() },
+			after: func(t *testing.T, f *Engine, base string) {
 				f.engine()
 				if err := os.RemoveAll(base); err != nil {
 					t.Fatal(err)
@@ -792,16 +792,16 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 // TestFaults_resultCache breaks the result cache entry of a find between two Finders. The next
-// Finder must search afresh and give the right answer, and the one after that must be answered from
+// Engine must search afresh and give the right answer, and the one after that must be answered from
 // the entry it rewrote.
 func TestFaults_resultCache(t *testing.T) {
 	dir := t.TempDir()
 	lib := put(t, dir, "lib/libcudart.so.13", anyLib(t)) // the tiny step proposes it for nvrtc too
 	elsewhere := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
-	// The config's path is part of the key: one file for every Finder, named by PATHFINDER_CONFIG.
+	// The config's path is part of the key: one file for every Engine, named by PATHFINDER_CONFIG.
 	config := put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
-	entry := func(edit func(t *testing.T, f *Finder, data []byte) []byte) func(t *testing.T, f *Finder, base string) {
-		return func(t *testing.T, f *Finder, base string) {
+	entry := func(edit func(t *testing.T, f *Engine, data []byte) []byte) func(t *testing.T, f *Engine, base string) {
+		return func(t *testing.T, f *Engine, base string) {
 			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
 			data, err := os.ReadFile(p)
 			if err != nil {
@@ -813,8 +813,8 @@ func TestFaults_resultCache(t *testing.T) {
 		}
 	}
 	// forge writes a well-formed entry for cudart that answers elsewhere, with the given observations.
-	forge := func(seen ...observe.Observation) func(t *testing.T, f *Finder, data []byte) []byte {
-		return func(t *testing.T, f *Finder, _ []byte) []byte {
+	forge := func(seen ...observe.Observation) func(t *testing.T, f *Engine, data []byte) []byte {
+		return func(t *testing.T, f *Engine, _ []byte) []byte {
 			b, _ := json.Marshal(resultcache.Entry{Version: resultcache.Version, Key: f.resultKey(DynamicLib, "cudart"),
 				Library: &resultcache.Library{Name: "cudart", Kind: DynamicLib, Path: elsewhere, FoundVia: "tiny", Step: "tiny"}, Seen: seen})
 			return b
@@ -826,8 +826,8 @@ func TestFaults_resultCache(t *testing.T) {
 	}
 	// rewrite replaces the entry by one whose library is at path, every observation kept and that
 	// path's added, and its checksum recomputed: all a re-check of observations can see holds.
-	rewrite := func(path string) func(t *testing.T, f *Finder, base string) {
-		return func(t *testing.T, f *Finder, base string) {
+	rewrite := func(path string) func(t *testing.T, f *Engine, base string) {
+		return func(t *testing.T, f *Engine, base string) {
 			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
 			data, ok := cachefile.Read(p)
 			var c resultcache.Entry
@@ -844,26 +844,26 @@ func TestFaults_resultCache(t *testing.T) {
 	shadow := put(t, dir, "lib/shadow", []byte("root:$6$secret:19000:0:99999:7:::\n")) // in the granted directory, no library
 	tests := []struct {
 		name     string
-		brk      func(t *testing.T, f *Finder, base string)
-		uncached bool // nothing can be cached: the Finder after searches too
+		brk      func(t *testing.T, f *Engine, base string)
+		uncached bool // nothing can be cached: the Engine after searches too
 	}{
-		{name: "truncated", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte { return b[:len(b)/2] })},
-		{name: "empty", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte { return nil })},
-		{name: "garbage", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte { return bytes.Repeat([]byte{0xff, '{'}, len(b)) })},
-		{name: "another version", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte {
+		{name: "truncated", brk: entry(func(t *testing.T, _ *Engine, b []byte) []byte { return b[:len(b)/2] })},
+		{name: "empty", brk: entry(func(t *testing.T, _ *Engine, b []byte) []byte { return nil })},
+		{name: "garbage", brk: entry(func(t *testing.T, _ *Engine, b []byte) []byte { return bytes.Repeat([]byte{0xff, '{'}, len(b)) })},
+		{name: "another version", brk: entry(func(t *testing.T, _ *Engine, b []byte) []byte {
 			return bytes.Replace(b, []byte(`"version":1,`), []byte(`"version":2,`), 1)
 		})},
-		{name: "both a library and an error", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte {
+		{name: "both a library and an error", brk: entry(func(t *testing.T, _ *Engine, b []byte) []byte {
 			return bytes.Replace(b, []byte(`"seen":`), []byte(`"error":{"looked":[],"attempts":[]},"seen":`), 1)
 		})},
-		{name: "another key's entry copied over", brk: func(t *testing.T, f *Finder, base string) {
+		{name: "another key's entry copied over", brk: func(t *testing.T, f *Engine, base string) {
 			if _, err := f.Find(bg, "nvrtc"); err != nil {
 				t.Fatal(err)
 			}
 			copyFile(t, f.results.Path(f.resultKey(DynamicLib, "nvrtc")), f.results.Path(f.resultKey(DynamicLib, "cudart")))
 		}},
 		// A flipped bit that leaves the JSON well formed: the path it names was never observed.
-		{name: "a bit flip in the library path", brk: entry(func(t *testing.T, _ *Finder, b []byte) []byte {
+		{name: "a bit flip in the library path", brk: entry(func(t *testing.T, _ *Engine, b []byte) []byte {
 			i := bytes.Index(b, []byte("libcudart.so.13\",\"found_via"))
 			if i < 0 {
 				t.Fatalf("no path in %s", b)
@@ -877,13 +877,13 @@ func TestFaults_resultCache(t *testing.T) {
 		{name: "rewritten, checksum and all, to answer a file that is no library (as /etc/shadow)", brk: rewrite(shadow)},
 		// Whoever can write the cache can make find answer what they like: a directory that others
 		// than its owner may write is not to be used, as a plugin file there would not be.
-		{name: "a directory others can write", uncached: true, brk: func(t *testing.T, f *Finder, base string) {
+		{name: "a directory others can write", uncached: true, brk: func(t *testing.T, f *Engine, base string) {
 			entry(forge(elsewhereSeen()))(t, f, base)
 			if err := os.Chmod(base, 0o777); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{name: "unwritable: results is a file", uncached: true, brk: func(t *testing.T, f *Finder, base string) {
+		{name: "unwritable: results is a file", uncached: true, brk: func(t *testing.T, f *Engine, base string) {
 			os.RemoveAll(filepath.Join(base, "results"))
 			put(t, base, "results", []byte("not a directory"))
 		}},
@@ -907,9 +907,9 @@ func TestFaults_resultCache(t *testing.T) {
 			tt.brk(t, newFinder(t, env, ""), base)
 			find("after the fault", 1)
 			if tt.uncached {
-				find("the next Finder", 1)
+				find("the next Engine", 1)
 			} else {
-				find("the next Finder", 0)
+				find("the next Engine", 0)
 			}
 		})
 	}
@@ -964,7 +964,7 @@ func TestFaults_catalogCache(t *testing.T) {
 			if n := len(f.Libraries(DynamicLib)); n < 51 {
 				t.Fatalf("%d dynamic libraries after the fault", n)
 			}
-			// Rewritten: a third Finder reads the same from it.
+			// Rewritten: a third Engine reads the same from it.
 			if got := newFinder(t, env, "").info().FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("cudart's file names %v from the rewritten cache, want %v", got, want)
 			}
@@ -974,7 +974,7 @@ func TestFaults_catalogCache(t *testing.T) {
 
 // TestFaults_configOrPackDeleted deletes a config file or a descriptor pack between two Finders (two
 // runs): what was required is an error that names it; what was optional is simply gone, and no
-// answer cached while it was there is used. The first Finder searches with the tiny step.
+// answer cached while it was there is used. The first Engine searches with the tiny step.
 func TestFaults_configOrPackDeleted(t *testing.T) {
 	site := t.TempDir()
 	so := anyLib(t) // stands for both reliab and cudart
@@ -987,7 +987,7 @@ func TestFaults_configOrPackDeleted(t *testing.T) {
 		name  string
 		setup func(t *testing.T, env testEnv) (remove string) // what to delete
 		lib   string
-		after string // the second Finder's answer, or ""
+		after string // the second Engine's answer, or ""
 		err   string // or New's error says this
 		is    error  // or the search's error is this
 	}{
@@ -1055,7 +1055,7 @@ func TestFaults_configOrPackDeleted(t *testing.T) {
 
 // TestFaults_twoProcesses has two processes populate one empty cache directory at once: both
 // compile the tiny step's module, both search every name and write every result. Both must answer
-// right, and a third Finder must then answer every name from the cache, from well-formed entries.
+// right, and a third Engine must then answer every name from the cache, from well-formed entries.
 func TestFaults_twoProcesses(t *testing.T) {
 	site, want := reliabilitySite(t)
 	tinyLib := put(t, t.TempDir(), "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))

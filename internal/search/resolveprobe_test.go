@@ -94,12 +94,12 @@ func TestConfig_systemResolve(t *testing.T) {
 	}
 }
 
-// TestConfig_builtinLayerShared: the built-in layer is applied once per process; what one Finder's
-// layers change never shows in the next Finder's configuration.
+// TestConfig_builtinLayerShared: the built-in layer is applied once per process; what one Engine's
+// layers change never shows in the next Engine's configuration.
 func TestConfig_builtinLayerShared(t *testing.T) {
 	edited := newFinder(t, testEnv{}, "[search]\norder = [\"wheels\"]\n[plugin.wheels]\ntimeout = \"9s\"\nread = [\"/opt\"]\n[system]\nresolve = \"dlopen\"\n")
 	plain := newFinder(t, testEnv{}, "")
-	get := func(f *Finder, key string) inspect.Setting {
+	get := func(f *Engine, key string) inspect.Setting {
 		for _, s := range f.info().Settings() {
 			if s.Key == key {
 				return s
@@ -114,11 +114,11 @@ func TestConfig_builtinLayerShared(t *testing.T) {
 			t.Errorf("edited %s = %s, want %s", key, got, want)
 		}
 		if got := get(plain, key); got.TOML() == want || !strings.HasPrefix(got.Origin, "builtin:") {
-			t.Errorf("plain Finder's %s = %s from %s: the other Finder's layer leaked", key, got.TOML(), got.Origin)
+			t.Errorf("plain Engine's %s = %s from %s: the other Engine's layer leaked", key, got.TOML(), got.Origin)
 		}
 	}
 	if w := plain.cfg.Plugins["wheels"]; w.Timeout != 5*time.Second || slices.Contains(w.Read, config.Grant{Kind: config.GrantDir, Name: "/opt"}) || slices.Equal(plain.cfg.Order, []string{"wheels"}) {
-		t.Errorf("the other Finder's layer changed this one's wheels step: %+v, order %v", w, plain.cfg.Order)
+		t.Errorf("the other Engine's layer changed this one's wheels step: %+v, order %v", w, plain.cfg.Order)
 	}
 	if !edited.cfg.ResolveDlopen || plain.cfg.ResolveDlopen {
 		t.Error("system.resolve leaked between Finders")

@@ -18,7 +18,7 @@ import (
 
 // cachedFind answers from the result cache when an entry for the search (with its compatibility
 // check's inputs: the mode, the driver, the anchor) exists and everything it observed is unchanged, and re-checks the answer as a fresh search would; anything else is nil.
-func (f *Finder) cachedFind(kind Kind, name string, check *checked) *Explanation {
+func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation {
 	c := f.results.Read(f.results.Key(kind, name, check.key()))
 	if c == nil || c.Sites != "" && c.Sites != f.discovery().hash || observe.Check(c.Seen, f.getenv) != "" {
 		return nil
@@ -63,7 +63,7 @@ func (f *Finder) cachedFind(kind Kind, name string, check *checked) *Explanation
 // loader model (dlopen would find it there now, and it is no stub). So an entry that someone rewrote,
 // checksum and all, or a library rewritten in place with the same size, inode and mtime, is a miss,
 // never an answer. It returns the library with its found_via derived afresh, or why it is refused.
-func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error) {
+func (f *Engine) revalidate(kind Kind, name string, lib Library) (Library, error) {
 	e, ok := f.catalog.Lookup(kind, name)
 	switch {
 	case !ok || lib.Name != name || lib.Kind != kind:
@@ -91,7 +91,7 @@ func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error
 		return lib, errors.New("no such plugin")
 	}
 	// The step's grants are the same for every library that has no grants of its own (its install
-	// roots, its canaries): made once per Finder. What they depend on, the entry's observations hold.
+	// roots, its canaries): made once per Engine. What they depend on, the entry's observations hold.
 	key := p.Name + "\x00" + strings.Join(e.InstallRootEnvVars, ",") + "\x00" + strings.Join(e.CanaryAnchors, ",")
 	v, ok := f.regrants.Load(key)
 	if !ok {
@@ -115,7 +115,7 @@ func (f *Finder) revalidate(kind Kind, name string, lib Library) (Library, error
 // storeFind records a fresh find's answer, unless it depended on something that may not hold next
 // time: a step that failed (a timeout may pass), a library this process had already loaded, or what
 // only a dlopen probe saw (seen is nil then).
-func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.Observation, check *checked) {
+func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.Observation, check *checked) {
 	key := f.results.Key(ex.Kind, ex.Name, check.key())
 	if key == "" || ctx.Err() != nil || seen == nil {
 		return
@@ -143,7 +143,7 @@ func (f *Finder) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 			}
 		}
 	}
-	if f.sites.done.Load() { // else no search of this Finder used discovery, this one neither
+	if f.sites.done.Load() { // else no search of this Engine used discovery, this one neither
 		d := f.discovery()
 		c.Sites, c.Seen = resultcache.SplitDiscovery(c.Seen, d.seen, d.hash)
 	}

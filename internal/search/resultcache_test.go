@@ -18,7 +18,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
-// findFresh finds name with a fresh Finder (a new process, as far as the cache can tell) and reports
+// findFresh finds name with a fresh Engine (a new process, as far as the cache can tell) and reports
 // whether it was answered from the result cache.
 func findFresh(t *testing.T, env testEnv, config, name string) (*Library, error, bool) {
 	t.Helper()
@@ -132,8 +132,8 @@ func asSearchError(err error, se **SearchError) bool {
 	return ok && !strings.HasPrefix(err.Error(), "pathfinder: ")
 }
 
-// cachedEntry reads the result-cache entry a Finder would use for a dynamic library.
-func cachedEntry(t *testing.T, f *Finder, name string) resultcache.Entry {
+// cachedEntry reads the result-cache entry a Engine would use for a dynamic library.
+func cachedEntry(t *testing.T, f *Engine, name string) resultcache.Entry {
 	t.Helper()
 	c := f.results.Read(f.resultKey(DynamicLib, name))
 	if c == nil {
@@ -143,7 +143,7 @@ func cachedEntry(t *testing.T, f *Finder, name string) resultcache.Entry {
 }
 
 // TestResultCache_discovery: an entry keeps site-packages discovery as the hash of what it observed,
-// checked once per Finder against the Finder's own discovery; a change to anything discovery looks
+// checked once per Engine against the Engine's own discovery; a change to anything discovery looks
 // at is still a fresh answer, and what each name observed is still re-checked name by name.
 func TestResultCache_discovery(t *testing.T) {
 	cache, home := t.TempDir(), t.TempDir()
@@ -158,7 +158,7 @@ func TestResultCache_discovery(t *testing.T) {
 	f := newFinder(t, env, "")
 	c := cachedEntry(t, f, "cudart")
 	if c.Sites == "" || c.Sites != f.discovery().hash {
-		t.Fatalf("entry's discovery hash %q, the Finder's %q", c.Sites, f.discovery().hash)
+		t.Fatalf("entry's discovery hash %q, the Engine's %q", c.Sites, f.discovery().hash)
 	}
 	for _, o := range c.Seen {
 		if o.Path == "VIRTUAL_ENV" || o.Path == filepath.Join(venv, "lib") {
@@ -184,8 +184,8 @@ func TestResultCache_discovery(t *testing.T) {
 		t.Fatalf("unchanged again: %v hit=%v", err, hit)
 	}
 
-	// In one Finder, with discovery shared: a name's own observations are re-checked each time it is
-	// asked. nvrtc is not found, then appears where its search looked, and is found by the same Finder.
+	// In one Engine, with discovery shared: a name's own observations are re-checked each time it is
+	// asked. nvrtc is not found, then appears where its search looked, and is found by the same Engine.
 	g := newFinder(t, env, "")
 	if _, err := g.Find(bg, "cudart"); err != nil || g.hooks.searches.Load() != 0 {
 		t.Fatalf("cudart: %v, %d searches", err, g.hooks.searches.Load())
@@ -365,7 +365,7 @@ func TestResultCache_revalidates(t *testing.T) {
 			lib := put(t, dir, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 			other := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
 			env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir(), "PATHFINDER_SITE_PACKAGES": dir, "LD_LIBRARY_PATH": filepath.Dir(lib)}
-			// The config file's path is part of the key: one file for every Finder.
+			// The config file's path is part of the key: one file for every Engine.
 			env["PATHFINDER_CONFIG"] = put(t, t.TempDir(), "p.toml", []byte(fmt.Sprintf("[search]\norder = [%q]\n", tt.step)))
 			config := ""
 			if got, err, _ := findFresh(t, env, config, "cudart"); err != nil || got.Path != lib {
@@ -390,7 +390,7 @@ func TestResultCache_revalidates(t *testing.T) {
 }
 
 // TestResultCache_entryNotAFile puts what is no regular file where a find's entry is: the next
-// Finder searches afresh and writes the entry in its place, and the one after it is answered from
+// Engine searches afresh and writes the entry in its place, and the one after it is answered from
 // the entry. Nothing a symlink there leads to is touched.
 func TestResultCache_entryNotAFile(t *testing.T) {
 	tests := []struct {

@@ -29,7 +29,7 @@ const (
 
 // searchAll runs the steps for name in order, as mode says, each candidate judged by check, and
 // returns the trace, the candidates findEvery gathered, and everything the search observed.
-func (f *Finder) searchAll(ctx context.Context, kind Kind, name string, mode searchMode, check *checked) (ex *Explanation, valid []rootedLibrary, seen []observe.Observation) {
+func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode searchMode, check *checked) (ex *Explanation, valid []rootedLibrary, seen []observe.Observation) {
 	start := time.Now()
 	ex = &Explanation{Name: name, Kind: kind}
 	defer func() { ex.Duration = time.Since(start) }()
@@ -168,7 +168,7 @@ func (r *run) failure(ex *Explanation) error {
 
 // run is one search's state: whether the dependencies are loaded yet.
 type run struct {
-	f        *Finder
+	f        *Engine
 	ctx      context.Context
 	e        *catalog.Entry
 	mode     searchMode
@@ -189,7 +189,7 @@ type run struct {
 	stepIndex int
 }
 
-// loaderModel is the Finder's loaderModel, one per search.
+// loaderModel is the Engine's loaderModel, one per search.
 func (r *run) loaderModel() (*loadermodel.Loader, error) {
 	if r.model == nil && r.modelErr == nil {
 		r.model, r.modelErr = r.f.loaderModel(r.rec)

@@ -1,4 +1,4 @@
-// Site-packages discovery: a Finder's one answer to where the venv, conda and python site dirs are.
+// Site-packages discovery: a Engine's one answer to where the venv, conda and python site dirs are.
 
 package search
 
@@ -11,7 +11,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
 
-// siteDiscovery is a Finder's one discovery of the site-packages directories, which every search
+// siteDiscovery is a Engine's one discovery of the site-packages directories, which every search
 // it runs uses.
 type siteDiscovery struct {
 	once  sync.Once
@@ -23,7 +23,7 @@ type siteDiscovery struct {
 }
 
 // discovery runs site-packages discovery once.
-func (f *Finder) discovery() *siteDiscovery {
+func (f *Engine) discovery() *siteDiscovery {
 	s := &f.sites
 	s.once.Do(func() {
 		own := &observe.Recorder{}
@@ -37,10 +37,10 @@ func (f *Finder) discovery() *siteDiscovery {
 
 // sitePackages is the site-packages directories for the wheels step, in search order; what
 // discovery looked at is added to rec: a new venv is a new answer.
-func (f *Finder) sitePackages(rec *observe.Recorder) []string { return f.usedDiscovery(rec).dirs }
+func (f *Engine) sitePackages(rec *observe.Recorder) []string { return f.usedDiscovery(rec).dirs }
 
-// usedDiscovery is the Finder's discovery, with what it looked at added to rec.
-func (f *Finder) usedDiscovery(rec *observe.Recorder) *siteDiscovery {
+// usedDiscovery is the Engine's discovery, with what it looked at added to rec.
+func (f *Engine) usedDiscovery(rec *observe.Recorder) *siteDiscovery {
 	d := f.discovery()
 	d.done.Store(true)
 	rec.AddAll(d.seen)

@@ -56,7 +56,7 @@ func quoteAll(names []string) string {
 // It runs every step for each name, keeps every valid candidate with its root, and takes the first
 // root, in the first library's order of preference, that holds them all of one CUDA major (an
 // undated one goes with any). Nothing is loaded.
-func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, error) {
+func (f *Engine) FindTogether(ctx context.Context, names []string) ([]*Library, error) {
 	cands := make([][]rootedLibrary, len(names))
 	var order []string // candidate roots, most preferred first
 	seen := map[string]bool{}
