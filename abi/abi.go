@@ -63,7 +63,7 @@ func (p Platform) String() string { return p.OS + "/" + p.Arch }
 // Library is a descriptor, as a descriptor pack declares it: a dynamic library, or a header set, a
 // binary utility, a static or a bitcode library (the pack table says which). Field names follow
 // cuda.pathfinder's catalog. File names are listed newest first.
-type Library struct {
+type Descriptor struct {
 	Name         string   `json:"name" toml:"name"`
 	PackagedWith string   `json:"packaged_with" toml:"packaged_with"` // "ctk", "other" or "driver"
 	LinuxSonames []string `json:"linux_sonames,omitempty" toml:"linux_sonames"`
@@ -119,7 +119,7 @@ type Library struct {
 
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic
 // library, the declared files for the other kinds.
-func (l *Library) FileNames(p Platform) []string {
+func (l *Descriptor) FileNames(p Platform) []string {
 	if p.OS == "windows" && len(l.SupportedWindowsArch) > 0 && !slices.Contains(l.SupportedWindowsArch, p.Triple()) {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (l *Library) FileNames(p Platform) []string {
 // declares none is searched as in a toolkit root, with its anchor directories (lib64, lib; nvvm/lib64
 // for nvvm), where conda's packages put them; on Windows under Library (Library/bin/x64, Library/bin,
 // Library/nvvm/bin). "{triple}" stands for p.Triple().
-func (l *Library) CondaDirs(p Platform) []string {
+func (l *Descriptor) CondaDirs(p Platform) []string {
 	dirs := l.CondaRelDirsLinux
 	if p.OS == "windows" {
 		dirs = l.CondaRelDirsWindows
@@ -156,7 +156,7 @@ func (l *Library) CondaDirs(p Platform) []string {
 }
 
 // SitePackagesDirs returns the site-packages sub-directories to search on p.
-func (l *Library) SitePackagesDirs(p Platform) []string {
+func (l *Descriptor) SitePackagesDirs(p Platform) []string {
 	if p.OS == "windows" && p.Arch == "arm64" && len(l.SitePackagesWindowsArm64) > 0 {
 		return p.expand(l.SitePackagesWindowsArm64)
 	}
@@ -167,7 +167,7 @@ func (l *Library) SitePackagesDirs(p Platform) []string {
 }
 
 // AnchorDirs returns the sub-directories of a toolkit root to search on p.
-func (l *Library) AnchorDirs(p Platform) []string {
+func (l *Descriptor) AnchorDirs(p Platform) []string {
 	if p.OS == "windows" {
 		return p.expand(l.AnchorRelDirsWindows)
 	}
@@ -177,7 +177,7 @@ func (l *Library) AnchorDirs(p Platform) []string {
 // InstallRootDirs returns the sub-directories of an install root (CUDNN_PATH, NCCL_HOME) to search
 // on p: the ones declared for p's OS and architecture, else InstallRootRelDirs, else the anchor
 // directories. "{triple}" stands for p.Triple().
-func (l *Library) InstallRootDirs(p Platform) []string {
+func (l *Descriptor) InstallRootDirs(p Platform) []string {
 	dirs := l.InstallRootRelDirs
 	if p.OS == "windows" && len(l.InstallRootRelDirsWindows) > 0 {
 		dirs = l.InstallRootRelDirsWindows
@@ -193,7 +193,7 @@ func (l *Library) InstallRootDirs(p Platform) []string {
 
 // ProgramFilesDirs returns the globs under the Program Files directory to search on p: none unless p
 // is a Windows platform. "{triple}" stands for p.Triple().
-func (l *Library) ProgramFilesDirs(p Platform) []string {
+func (l *Descriptor) ProgramFilesDirs(p Platform) []string {
 	if p.OS != "windows" {
 		return nil
 	}
@@ -274,7 +274,7 @@ type Request struct {
 	Entry    string            `json:"entry,omitempty"` // which registered search to run in a multi-step module
 	Kind     Kind              `json:"kind"`
 	Platform Platform          `json:"platform"`
-	Library  Library           `json:"library"`
+	Library  Descriptor        `json:"library"`
 	Roots    []Root            `json:"roots,omitempty"`
 	Options  map[string]string `json:"options,omitempty"`
 }

@@ -35,15 +35,15 @@ func TestToolkitRoot(t *testing.T) {
 // TestLibrary_windowsArch: on windows/arm64 the _arm64 lists replace the x64 ones where declared,
 // "{triple}" is x64 or arm64, and supported_windows_arch makes a library absent on the other one.
 func TestLibrary_windowsArch(t *testing.T) {
-	cudart := Library{
+	cudart := Descriptor{
 		WindowsDLLs: []string{"cudart64_13.dll"}, SitePackagesWindows: []string{"nvidia/cu13/bin/x86_64", "nvidia/cuda_runtime/bin"},
 		SitePackagesWindowsArm64: []string{"nvidia/cu13/bin/arm64"}, AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}
-	devrt := Library{
+	devrt := Descriptor{
 		WindowsFiles: []string{"cudadevrt.lib"}, AnchorRelDirsWindows: []string{"lib/{triple}"},
 		CondaRelDirsWindows: []string{"Library/lib/x64", "Library/lib"}, CondaRelDirsWindowsArm64: []string{"Library/lib/arm64"},
 	}
-	cudla := Library{LinuxSonames: []string{"libcudla.so.1"}, WindowsDLLs: []string{"cudla.dll"}, SupportedWindowsArch: []string{"arm64"}, AnchorRelDirsWindows: []string{"bin/arm64"}}
+	cudla := Descriptor{LinuxSonames: []string{"libcudla.so.1"}, WindowsDLLs: []string{"cudla.dll"}, SupportedWindowsArch: []string{"arm64"}, AnchorRelDirsWindows: []string{"bin/arm64"}}
 	x64, arm64, linuxArm := Platform{OS: "windows", Arch: "amd64"}, Platform{OS: "windows", Arch: "arm64"}, Platform{OS: "linux", Arch: "arm64"}
 	join := func(s []string) string { return strings.Join(s, " ") }
 	tests := []struct {
@@ -74,7 +74,7 @@ func TestLibrary_windowsArch(t *testing.T) {
 // TestLibrary_datingOffTheWire: the catalog's dating facts stay in the host; a plugin's request
 // is what it was without them.
 func TestLibrary_datingOffTheWire(t *testing.T) {
-	plain := Library{Name: "cufft", LinuxSonames: []string{"libcufft.so.12"}}
+	plain := Descriptor{Name: "cufft", LinuxSonames: []string{"libcufft.so.12"}}
 	dated := plain
 	dated.CUDAMajors, dated.VersionedAsCUDA = map[string]string{"libcufft.so.12": "13"}, true
 	a, _ := json.Marshal(Request{Library: plain})
@@ -91,7 +91,7 @@ func TestFind_holding(t *testing.T) {
 	for i := range MaxListed + 3 {
 		files[fmt.Sprintf("crowded/f%02d", i)] = &fstest.MapFile{}
 	}
-	req := &Request{Kind: KindStaticLib, Platform: Platform{OS: "linux", Arch: "amd64"}, Library: Library{LinuxFiles: []string{"libcudadevrt.a"}}}
+	req := &Request{Kind: KindStaticLib, Platform: Platform{OS: "linux", Arch: "amd64"}, Library: Descriptor{LinuxFiles: []string{"libcudadevrt.a"}}}
 	resp := &Response{}
 	Find(Env{FS: files}, req, resp, []string{"/cuda/lib64", "/empty", "/crowded", "/none"}, "CUDA_PATH")
 	want := []Attempt{

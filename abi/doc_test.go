@@ -24,7 +24,7 @@ func Example() {
 		ABI:      abi.Version,
 		Kind:     abi.KindDynamicLib,
 		Platform: abi.Platform{OS: "linux", Arch: "amd64"},
-		Library:  abi.Library{Name: "cudart", LinuxSonames: []string{"libcudart.so.13", "libcudart.so.12"}},
+		Library:  abi.Descriptor{Name: "cudart", LinuxSonames: []string{"libcudart.so.13", "libcudart.so.12"}},
 	}
 	resp := search(env, req)
 	for _, c := range resp.Candidates {

@@ -75,7 +75,7 @@ func FuzzRequest(f *testing.F) {
 	steps := []string{"wheels", "conda", "envroots", "programfiles", "canary"}
 	platforms := []abi.Platform{{OS: "linux", Arch: "amd64", Libc: "glibc"}, {OS: "windows", Arch: "amd64"}}
 	found := 0
-	add := func(i int, kind abi.Kind, lib abi.Library) {
+	add := func(i int, kind abi.Kind, lib abi.Descriptor) {
 		for _, step := range steps {
 			req := abi.Request{ABI: abi.Version, Step: step, Entry: step, Kind: kind, Platform: platforms[i%2],
 				Library: lib, Roots: fuzzRoots, Options: map[string]string{"k": "v"}}
@@ -89,7 +89,7 @@ func FuzzRequest(f *testing.F) {
 			}
 		}
 	}
-	var pack map[string][]abi.Library
+	var pack map[string][]abi.Descriptor
 	if _, err := toml.Decode(string(builtin.NVIDIAPack()), &pack); err != nil {
 		f.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func FuzzRequest(f *testing.F) {
 	}
 	if b, err := os.ReadFile("../../shared/reference/cuda-pathfinder/catalog-1.6.0.json"); err == nil {
 		var ref struct {
-			DynamicLibs []abi.Library `json:"dynamic_libs"`
+			DynamicLibs []abi.Descriptor `json:"dynamic_libs"`
 		}
 		if err := json.Unmarshal(b, &ref); err != nil {
 			f.Fatal(err)

@@ -11,7 +11,7 @@ static void decode_platform(const json *j, platform *v) {
 	v->libc = json_str(j, "libc");
 }
 
-static void decode_library(const json *j, library *v) {
+static void decode_descriptor(const json *j, descriptor *v) {
 	v->name = json_str(j, "name");
 	v->packaged_with = json_str(j, "packaged_with");
 	v->linux_sonames = json_strs(j, "linux_sonames");
@@ -50,7 +50,7 @@ void decode_request(const json *j, request *v) {
 	v->entry = json_str(j, "entry");
 	v->kind = json_str(j, "kind");
 	decode_platform(json_get(j, "platform"), &v->platform);
-	decode_library(json_get(j, "library"), &v->library);
+	decode_descriptor(json_get(j, "library"), &v->library);
 	const json *roots = json_get(j, "roots");
 	if (roots && roots->type == 'a') {
 		v->roots = alloc(roots->n * sizeof *v->roots);

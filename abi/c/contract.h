@@ -45,7 +45,7 @@ typedef struct {
 	const char *libc;
 } platform;
 
-// abi.Library
+// abi.Descriptor
 typedef struct {
 	const char *name;
 	const char *packaged_with;
@@ -72,7 +72,7 @@ typedef struct {
 	bool requires_add_dll_directory;
 	bool requires_rtld_deepbind;
 	strs program_files_dirs_windows;
-} library;
+} descriptor;
 
 // abi.Root
 typedef struct {
@@ -87,7 +87,7 @@ typedef struct {
 	const char *entry;
 	const char *kind;
 	platform platform;
-	library library;
+	descriptor library;
 	root *roots;
 	int nroots, caproots;
 	strmap options;

@@ -273,7 +273,7 @@ static bool contains(strs l, const char *s) {
 }
 
 strs file_names(const request *rq) {
-	const library *l = &rq->library;
+	const descriptor *l = &rq->library;
 	strs out = {0};
 	if (is_windows(rq) && l->supported_windows_arch.n && !contains(l->supported_windows_arch, triple(rq->platform)))
 		return out;
@@ -287,21 +287,21 @@ strs file_names(const request *rq) {
 }
 
 strs anchor_dirs(const request *rq) {
-	const library *l = &rq->library;
+	const descriptor *l = &rq->library;
 	return expand(rq->platform, is_windows(rq) ? l->anchor_rel_dirs_windows : l->anchor_rel_dirs_linux);
 }
 
 static bool is_windows_arm64(const request *rq) { return is_windows(rq) && !strcmp(rq->platform.arch, "arm64"); }
 
 strs site_packages_dirs(const request *rq) {
-	const library *l = &rq->library;
+	const descriptor *l = &rq->library;
 	if (is_windows_arm64(rq) && l->site_packages_windows_arm64.n)
 		return expand(rq->platform, l->site_packages_windows_arm64);
 	return expand(rq->platform, is_windows(rq) ? l->site_packages_windows : l->site_packages_linux);
 }
 
 strs install_root_dirs(const request *rq) {
-	const library *l = &rq->library;
+	const descriptor *l = &rq->library;
 	strs dirs = l->install_root_rel_dirs;
 	if (is_windows(rq) && l->install_root_rel_dirs_windows.n)
 		dirs = l->install_root_rel_dirs_windows;
@@ -311,7 +311,7 @@ strs install_root_dirs(const request *rq) {
 }
 
 strs conda_dirs(const request *rq) {
-	const library *l = &rq->library;
+	const descriptor *l = &rq->library;
 	strs dirs = is_windows(rq) ? l->conda_rel_dirs_windows : l->conda_rel_dirs_linux;
 	if (is_windows_arm64(rq) && l->conda_rel_dirs_windows_arm64.n)
 		dirs = l->conda_rel_dirs_windows_arm64;

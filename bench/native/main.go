@@ -21,7 +21,7 @@ func main() {
 	sites := filepath.SplitList(os.Getenv("PATHFINDER_SITE_PACKAGES"))
 	code := 0
 	for _, name := range os.Args[1:] {
-		i := slices.IndexFunc(libs, func(l abi.Library) bool { return l.Name == name })
+		i := slices.IndexFunc(libs, func(l abi.Descriptor) bool { return l.Name == name })
 		p, ok := "", false
 		if i >= 0 {
 			p, ok = nativefind.Find(libs[i], sites)

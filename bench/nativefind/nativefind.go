@@ -18,9 +18,9 @@ import (
 )
 
 // Libraries reads the builtin pack's dynamic libraries.
-func Libraries() ([]abi.Library, error) {
+func Libraries() ([]abi.Descriptor, error) {
 	var pack struct {
-		Library []abi.Library `toml:"library"`
+		Library []abi.Descriptor `toml:"library"`
 	}
 	_, err := toml.Decode(string(builtin.NVIDIAPack()), &pack)
 	return pack.Library, err
@@ -28,7 +28,7 @@ func Libraries() ([]abi.Library, error) {
 
 // Find runs the wheels, conda and envroots searches for lib over sites and the environment and
 // returns the first candidate that is an ELF file.
-func Find(lib abi.Library, sites []string) (string, bool) {
+func Find(lib abi.Descriptor, sites []string) (string, bool) {
 	req := &abi.Request{ABI: abi.Version, Kind: abi.KindDynamicLib, Platform: abi.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, Library: lib}
 	for _, s := range sites {
 		req.Roots = append(req.Roots, abi.Root{Path: s, Role: abi.RoleSitePackages})

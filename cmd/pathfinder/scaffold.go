@@ -283,7 +283,7 @@ import (
 
 // The search runs natively here, over an in-memory tree; pathfinder runs the same function as wasm.
 func TestSearch(t *testing.T) {
-	cudart := abi.Library{
+	cudart := abi.Descriptor{
 		Name:               "cudart",
 		LinuxSonames:       []string{"libcudart.so.13", "libcudart.so.12"},
 		AnchorRelDirsLinux: []string{"lib64", "lib"},

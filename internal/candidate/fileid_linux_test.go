@@ -21,7 +21,7 @@ func TestCheckContentOnce_rewrittenInPlace(t *testing.T) {
 	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,libx.so.1", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Skipf("gcc: %v\n%s", err, out)
 	}
-	e := &catalog.Entry{Kind: abi.KindDynamicLib, Library: abi.Library{Name: "x", LinuxSonames: []string{"libx.so.1"}}}
+	e := &catalog.Entry{Kind: abi.KindDynamicLib, Descriptor: abi.Descriptor{Name: "x", LinuxSonames: []string{"libx.so.1"}}}
 	plat := abi.Platform{OS: "linux", Arch: "amd64"}
 	check := func() error {
 		f, err := os.Open(lib)

@@ -10,7 +10,7 @@ const builtinHash = "9cc88da1e01b081065ffaab31db2f93c48688564e68f988b35dbecc4864
 
 // builtinEntries is the builtin pack's catalog, in pack order.
 var builtinEntries = [...]Entry{
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:53", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:53", Descriptor: abi.Descriptor{
 		Name:                     "cudart",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcudart.so.13", "libcudart.so.12"},
@@ -23,7 +23,7 @@ var builtinEntries = [...]Entry{
 		CUDAMajors:               map[string]string{"cudart64_12.dll": "12", "cudart64_13.dll": "13", "libcudart.so.12": "12", "libcudart.so.13": "13"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:66", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:66", Descriptor: abi.Descriptor{
 		Name:                     "nvfatbin",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvfatbin.so.13", "libnvfatbin.so.12"},
@@ -36,7 +36,7 @@ var builtinEntries = [...]Entry{
 		CUDAMajors:               map[string]string{"libnvfatbin.so.12": "12", "libnvfatbin.so.13": "13", "nvfatbin_120_0.dll": "12", "nvfatbin_130_0.dll": "13"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:79", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:79", Descriptor: abi.Descriptor{
 		Name:                     "nvJitLink",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvJitLink.so.13", "libnvJitLink.so.12"},
@@ -49,7 +49,7 @@ var builtinEntries = [...]Entry{
 		CUDAMajors:               map[string]string{"libnvJitLink.so.12": "12", "libnvJitLink.so.13": "13", "nvJitLink_120_0.dll": "12", "nvJitLink_130_0.dll": "13"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:92", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:92", Descriptor: abi.Descriptor{
 		Name:                     "nvrtc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvrtc.so.13", "libnvrtc.so.12"},
@@ -64,7 +64,7 @@ var builtinEntries = [...]Entry{
 		VersionedAsCUDA:          true,
 		CompanionFiles:           []string{"libnvrtc-builtins.so.{cuda}"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:107", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:107", Descriptor: abi.Descriptor{
 		Name:                     "nvvm",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvvm.so.4", "libnvvm.so"},
@@ -76,7 +76,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"nvvm/bin/{triple}", "nvvm/bin"},
 		CanaryAnchors:            []string{"cudart"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:119", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:119", Descriptor: abi.Descriptor{
 		Name:                     "cublas",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcublas.so.13", "libcublas.so.12"},
@@ -89,7 +89,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"cublasLt"},
 		CUDAMajors:               map[string]string{"cublas64_12.dll": "12", "cublas64_13.dll": "13", "libcublas.so.12": "12", "libcublas.so.13": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:132", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:132", Descriptor: abi.Descriptor{
 		Name:                     "cublasLt",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcublasLt.so.13", "libcublasLt.so.12"},
@@ -101,7 +101,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		CUDAMajors:               map[string]string{"cublasLt64_12.dll": "12", "cublasLt64_13.dll": "13", "libcublasLt.so.12": "12", "libcublasLt.so.13": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:144", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:144", Descriptor: abi.Descriptor{
 		Name:                     "cufft",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcufft.so.12", "libcufft.so.11"},
@@ -114,7 +114,7 @@ var builtinEntries = [...]Entry{
 		RequiresAddDLLDirectory:  true,
 		CUDAMajors:               map[string]string{"cufft64_11.dll": "12", "cufft64_12.dll": "13", "libcufft.so.11": "12", "libcufft.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:157", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:157", Descriptor: abi.Descriptor{
 		Name:                     "cufftw",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcufftw.so.12", "libcufftw.so.11"},
@@ -127,7 +127,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"cufft"},
 		CUDAMajors:               map[string]string{"cufftw64_11.dll": "12", "cufftw64_12.dll": "13", "libcufftw.so.11": "12", "libcufftw.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:170", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:170", Descriptor: abi.Descriptor{
 		Name:                     "curand",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcurand.so.10"},
@@ -138,7 +138,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:181", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:181", Descriptor: abi.Descriptor{
 		Name:                     "cusolver",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusolver.so.12", "libcusolver.so.11"},
@@ -151,7 +151,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nvJitLink", "cusparse", "cublasLt", "cublas"},
 		CUDAMajors:               map[string]string{"cusolver64_12.dll": "13", "libcusolver.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:194", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:194", Descriptor: abi.Descriptor{
 		Name:                     "cusolverMg",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusolverMg.so.12", "libcusolverMg.so.11"},
@@ -164,7 +164,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nvJitLink", "cublasLt", "cublas"},
 		CUDAMajors:               map[string]string{"cusolverMg64_12.dll": "13", "libcusolverMg.so.12": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:207", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:207", Descriptor: abi.Descriptor{
 		Name:                     "cusparse",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcusparse.so.12"},
@@ -176,7 +176,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		Dependencies:             []string{"nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:219", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:219", Descriptor: abi.Descriptor{
 		Name:                     "nppc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppc.so.13", "libnppc.so.12"},
@@ -188,7 +188,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		CUDAMajors:               map[string]string{"libnppc.so.12": "12", "libnppc.so.13": "13", "nppc64_12.dll": "12", "nppc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:231", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:231", Descriptor: abi.Descriptor{
 		Name:                     "nppial",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppial.so.13", "libnppial.so.12"},
@@ -201,7 +201,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppial.so.12": "12", "libnppial.so.13": "13", "nppial64_12.dll": "12", "nppial64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:244", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:244", Descriptor: abi.Descriptor{
 		Name:                     "nppicc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppicc.so.13", "libnppicc.so.12"},
@@ -214,7 +214,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppicc.so.12": "12", "libnppicc.so.13": "13", "nppicc64_12.dll": "12", "nppicc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:257", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:257", Descriptor: abi.Descriptor{
 		Name:                     "nppidei",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppidei.so.13", "libnppidei.so.12"},
@@ -227,7 +227,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppidei.so.12": "12", "libnppidei.so.13": "13", "nppidei64_12.dll": "12", "nppidei64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:270", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:270", Descriptor: abi.Descriptor{
 		Name:                     "nppif",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppif.so.13", "libnppif.so.12"},
@@ -240,7 +240,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppif.so.12": "12", "libnppif.so.13": "13", "nppif64_12.dll": "12", "nppif64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:283", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:283", Descriptor: abi.Descriptor{
 		Name:                     "nppig",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppig.so.13", "libnppig.so.12"},
@@ -253,7 +253,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppig.so.12": "12", "libnppig.so.13": "13", "nppig64_12.dll": "12", "nppig64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:296", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:296", Descriptor: abi.Descriptor{
 		Name:                     "nppim",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppim.so.13", "libnppim.so.12"},
@@ -266,7 +266,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppim.so.12": "12", "libnppim.so.13": "13", "nppim64_12.dll": "12", "nppim64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:309", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:309", Descriptor: abi.Descriptor{
 		Name:                     "nppist",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppist.so.13", "libnppist.so.12"},
@@ -279,7 +279,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppist.so.12": "12", "libnppist.so.13": "13", "nppist64_12.dll": "12", "nppist64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:322", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:322", Descriptor: abi.Descriptor{
 		Name:                     "nppisu",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppisu.so.13", "libnppisu.so.12"},
@@ -292,7 +292,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppisu.so.12": "12", "libnppisu.so.13": "13", "nppisu64_12.dll": "12", "nppisu64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:335", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:335", Descriptor: abi.Descriptor{
 		Name:                     "nppitc",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnppitc.so.13", "libnppitc.so.12"},
@@ -305,7 +305,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnppitc.so.12": "12", "libnppitc.so.13": "13", "nppitc64_12.dll": "12", "nppitc64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:348", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:348", Descriptor: abi.Descriptor{
 		Name:                     "npps",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnpps.so.13", "libnpps.so.12"},
@@ -318,7 +318,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"nppc"},
 		CUDAMajors:               map[string]string{"libnpps.so.12": "12", "libnpps.so.13": "13", "npps64_12.dll": "12", "npps64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:361", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:361", Descriptor: abi.Descriptor{
 		Name:                     "nvblas",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvblas.so.13", "libnvblas.so.12"},
@@ -331,7 +331,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:             []string{"cublas", "cublasLt"},
 		CUDAMajors:               map[string]string{"libnvblas.so.12": "12", "libnvblas.so.13": "13", "nvblas64_12.dll": "12", "nvblas64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:374", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:374", Descriptor: abi.Descriptor{
 		Name:                     "nvjpeg",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libnvjpeg.so.13", "libnvjpeg.so.12"},
@@ -343,7 +343,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 		CUDAMajors:               map[string]string{"libnvjpeg.so.12": "12", "libnvjpeg.so.13": "13", "nvjpeg64_12.dll": "12", "nvjpeg64_13.dll": "13"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:386", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:386", Descriptor: abi.Descriptor{
 		Name:                 "cufile",
 		PackagedWith:         "ctk",
 		LinuxSonames:         []string{"libcufile.so.0"},
@@ -351,7 +351,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:394", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:394", Descriptor: abi.Descriptor{
 		Name:                     "cupti",
 		PackagedWith:             "ctk",
 		LinuxSonames:             []string{"libcupti.so.13", "libcupti.so.12"},
@@ -365,7 +365,7 @@ var builtinEntries = [...]Entry{
 		CUDAMajors:               map[string]string{"cupti64_2024.1.1.dll": "12", "cupti64_2024.3.2.dll": "12", "cupti64_2025.3.1.dll": "13", "libcupti.so.12": "12", "libcupti.so.13": "13"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:408", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:408", Descriptor: abi.Descriptor{
 		Name:                 "cudla",
 		PackagedWith:         "ctk",
 		LinuxSonames:         []string{"libcudla.so.1"},
@@ -375,7 +375,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/arm64"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:418", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:418", Descriptor: abi.Descriptor{
 		Name:                 "cublasmp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcublasmp.so.0"},
@@ -384,7 +384,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt", "nvshmem_host"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:427", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:427", Descriptor: abi.Descriptor{
 		Name:                 "cufftMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcufftMp.so.12", "libcufftMp.so.11"},
@@ -394,7 +394,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:         []string{"nvshmem_host"},
 		RequiresRTLDDeepbind: true,
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:437", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:437", Descriptor: abi.Descriptor{
 		Name:                 "cusolverMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcusolverMp.so.0"},
@@ -403,7 +403,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cudart", "cusolver", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:446", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:446", Descriptor: abi.Descriptor{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libmathdx.so.0"},
@@ -414,7 +414,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"nvrtc"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:457", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:457", Descriptor: abi.Descriptor{
 		Name:                 "cudss",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudss.so.1", "libcudss.so.0"},
@@ -426,7 +426,7 @@ var builtinEntries = [...]Entry{
 		Dependencies:         []string{"cublas", "cublasLt"},
 		OptionalDependencies: []string{"nvrtc"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:469", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:469", Descriptor: abi.Descriptor{
 		Name:                           "cudnn",
 		PackagedWith:                   "other",
 		LinuxSonames:                   []string{"libcudnn.so.9"},
@@ -443,7 +443,7 @@ var builtinEntries = [...]Entry{
 		OptionalDependencies:           []string{"nvrtc"},
 		ProgramFilesDirsWindows:        []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:490", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:490", Descriptor: abi.Descriptor{
 		Name:                     "cusparseLt",
 		PackagedWith:             "other",
 		LinuxSonames:             []string{"libcusparseLt.so.0"},
@@ -454,7 +454,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:       []string{"lib64", "lib"},
 		AnchorRelDirsWindows:     []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:501", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:501", Descriptor: abi.Descriptor{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensor.so.2"},
@@ -465,7 +465,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:512", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:512", Descriptor: abi.Descriptor{
 		Name:                 "cutensorMg",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMg.so.2"},
@@ -476,7 +476,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:523", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:523", Descriptor: abi.Descriptor{
 		Name:                 "cutensorMp",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensorMp.so.2"},
@@ -485,7 +485,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublasLt", "cudart", "nccl"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:532", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:532", Descriptor: abi.Descriptor{
 		Name:                 "cudensitymat",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcudensitymat.so.0"},
@@ -494,7 +494,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensornet", "cutensor", "cusolver", "cublasLt", "cublas", "curand", "cusparse", "nvJitLink"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:541", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:541", Descriptor: abi.Descriptor{
 		Name:                 "cupauliprop",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcupauliprop.so.0"},
@@ -502,7 +502,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:549", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:549", Descriptor: abi.Descriptor{
 		Name:                 "cutensornet",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcutensornet.so.2"},
@@ -511,7 +511,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cutensor", "cublas", "cusolver"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:558", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:558", Descriptor: abi.Descriptor{
 		Name:                 "custabilizer",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustabilizer.so.0"},
@@ -519,7 +519,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:566", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:566", Descriptor: abi.Descriptor{
 		Name:                 "custatevec",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libcustatevec.so.1"},
@@ -528,7 +528,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 		Dependencies:         []string{"cublas", "cublasLt"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:575", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:575", Descriptor: abi.Descriptor{
 		Name:                 "nccl",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnccl.so.2"},
@@ -538,7 +538,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars:   []string{"NCCL_HOME"},
 		InstallRootRelDirs:   []string{"lib", "lib64", "build/lib"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:585", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:585", Descriptor: abi.Descriptor{
 		Name:                 "nvpl_fftw",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvpl_fftw.so.0"},
@@ -546,7 +546,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:593", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:593", Descriptor: abi.Descriptor{
 		Name:                 "nvshmem_host",
 		PackagedWith:         "other",
 		LinuxSonames:         []string{"libnvshmem_host.so.3"},
@@ -554,7 +554,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:601", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:601", Descriptor: abi.Descriptor{
 		Name:                 "cuda",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libcuda.so.1"},
@@ -562,14 +562,14 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:609", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:609", Descriptor: abi.Descriptor{
 		Name:                 "nvcudla",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvcudla.so"},
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:616", Library: abi.Library{
+	{Kind: abi.Kind("dynamic-lib"), Pack: "builtin:nvidia.toml:616", Descriptor: abi.Descriptor{
 		Name:                 "nvml",
 		PackagedWith:         "driver",
 		LinuxSonames:         []string{"libnvidia-ml.so.1"},
@@ -577,7 +577,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"lib64", "lib"},
 		AnchorRelDirsWindows: []string{"bin/{triple}", "bin"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:629", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:629", Descriptor: abi.Descriptor{
 		Name:                 "cccl",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda/std/version"},
@@ -590,7 +590,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include/targets/x64/cccl", "include/targets/x64", "include/cccl", "include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:642", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:642", Descriptor: abi.Descriptor{
 		Name:                 "cublas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cublas.h"},
@@ -603,7 +603,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:655", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:655", Descriptor: abi.Descriptor{
 		Name:                 "cudart",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_runtime.h"},
@@ -617,7 +617,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:669", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:669", Descriptor: abi.Descriptor{
 		Name:                 "cufft",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cufft.h"},
@@ -630,7 +630,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:682", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:682", Descriptor: abi.Descriptor{
 		Name:               "cufile",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cufile.h"},
@@ -639,7 +639,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:691", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:691", Descriptor: abi.Descriptor{
 		Name:                 "curand",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"curand.h"},
@@ -652,7 +652,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:704", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:704", Descriptor: abi.Descriptor{
 		Name:                 "cusolver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusolverDn.h"},
@@ -665,7 +665,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:717", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:717", Descriptor: abi.Descriptor{
 		Name:                 "cusparse",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cusparse.h"},
@@ -678,7 +678,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:730", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:730", Descriptor: abi.Descriptor{
 		Name:                 "npp",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"npp.h"},
@@ -691,7 +691,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:743", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:743", Descriptor: abi.Descriptor{
 		Name:                 "profiler",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda_profiler_api.h"},
@@ -704,7 +704,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:756", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:756", Descriptor: abi.Descriptor{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary_section.h"},
@@ -718,7 +718,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:770", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:770", Descriptor: abi.Descriptor{
 		Name:                 "nvfatbin",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvFatbin.h"},
@@ -732,7 +732,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:784", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:784", Descriptor: abi.Descriptor{
 		Name:                 "nvjitlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvJitLink.h"},
@@ -746,7 +746,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:798", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:798", Descriptor: abi.Descriptor{
 		Name:                 "nvjpeg",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvjpeg.h"},
@@ -759,7 +759,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:811", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:811", Descriptor: abi.Descriptor{
 		Name:                 "nvrtc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvrtc.h"},
@@ -773,7 +773,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:825", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:825", Descriptor: abi.Descriptor{
 		Name:                 "nvvm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvvm.h"},
@@ -786,7 +786,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"nvvm/include"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:838", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:838", Descriptor: abi.Descriptor{
 		Name:               "cudla",
 		PackagedWith:       "ctk",
 		LinuxFiles:         []string{"cudla.h"},
@@ -795,7 +795,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CanaryAnchors:      []string{"cudart"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:847", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:847", Descriptor: abi.Descriptor{
 		Name:               "cusolverMp",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cusolverMp.h"},
@@ -803,7 +803,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/cu13/include", "nvidia/cu12/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:855", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:855", Descriptor: abi.Descriptor{
 		Name:                 "cusparseLt",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cusparseLt.h"},
@@ -815,7 +815,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:867", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:867", Descriptor: abi.Descriptor{
 		Name:                 "cute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cute/tensor.hpp"},
@@ -827,7 +827,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:879", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:879", Descriptor: abi.Descriptor{
 		Name:                 "cutensor",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutensor.h"},
@@ -839,7 +839,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:891", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:891", Descriptor: abi.Descriptor{
 		Name:               "cudensitymat",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cudensitymat.h"},
@@ -847,7 +847,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:899", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:899", Descriptor: abi.Descriptor{
 		Name:               "cupauliprop",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cupauliprop.h"},
@@ -855,7 +855,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:907", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:907", Descriptor: abi.Descriptor{
 		Name:               "cutensornet",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"cutensornet.h"},
@@ -863,7 +863,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:915", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:915", Descriptor: abi.Descriptor{
 		Name:               "custabilizer",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custabilizer.h"},
@@ -871,7 +871,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:923", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:923", Descriptor: abi.Descriptor{
 		Name:               "custatevec",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"custatevec.h"},
@@ -879,7 +879,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"cuquantum/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:931", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:931", Descriptor: abi.Descriptor{
 		Name:                 "cutlass",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"cutlass/cutlass.h"},
@@ -891,7 +891,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:943", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:943", Descriptor: abi.Descriptor{
 		Name:                 "mathdx",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"libmathdx.h"},
@@ -903,7 +903,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsLinux:   []string{"include"},
 		AnchorRelDirsWindows: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:955", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:955", Descriptor: abi.Descriptor{
 		Name:               "nvshmem",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nvshmem.h"},
@@ -911,7 +911,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nvshmem/include"},
 		AnchorRelDirsLinux: []string{"include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:963", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:963", Descriptor: abi.Descriptor{
 		Name:               "nccl",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"nccl.h"},
@@ -921,7 +921,7 @@ var builtinEntries = [...]Entry{
 		InstallRootEnvVars: []string{"NCCL_HOME"},
 		InstallRootRelDirs: []string{"include", "build/include"},
 	}},
-	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:973", Library: abi.Library{
+	{Kind: abi.Kind("header-dir"), Pack: "builtin:nvidia.toml:973", Descriptor: abi.Descriptor{
 		Name:                    "cudnn",
 		PackagedWith:            "other",
 		LinuxFiles:              []string{"cudnn.h"},
@@ -936,7 +936,7 @@ var builtinEntries = [...]Entry{
 		InstallRootRelDirs:      []string{"include"},
 		ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:994", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:994", Descriptor: abi.Descriptor{
 		Name:                 "nvcc",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvcc"},
@@ -950,7 +950,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1008", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1008", Descriptor: abi.Descriptor{
 		Name:                 "nvdisasm",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvdisasm"},
@@ -964,7 +964,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1022", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1022", Descriptor: abi.Descriptor{
 		Name:                 "cuobjdump",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuobjdump"},
@@ -978,7 +978,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1036", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1036", Descriptor: abi.Descriptor{
 		Name:                 "nvprune",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprune"},
@@ -992,7 +992,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1050", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1050", Descriptor: abi.Descriptor{
 		Name:                 "fatbinary",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"fatbinary"},
@@ -1006,7 +1006,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1064", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1064", Descriptor: abi.Descriptor{
 		Name:                 "bin2c",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"bin2c"},
@@ -1020,7 +1020,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1078", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1078", Descriptor: abi.Descriptor{
 		Name:                 "nvlink",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvlink"},
@@ -1034,7 +1034,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1092", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1092", Descriptor: abi.Descriptor{
 		Name:                 "cuda-gdb",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdb"},
@@ -1048,7 +1048,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1106", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1106", Descriptor: abi.Descriptor{
 		Name:                 "cuda-gdbserver",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"cuda-gdbserver"},
@@ -1062,7 +1062,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1120", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1120", Descriptor: abi.Descriptor{
 		Name:                 "compute-sanitizer",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"compute-sanitizer"},
@@ -1076,7 +1076,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1134", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1134", Descriptor: abi.Descriptor{
 		Name:                 "nvprof",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"nvprof"},
@@ -1090,7 +1090,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1148", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1148", Descriptor: abi.Descriptor{
 		Name:                 "nsys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsys"},
@@ -1103,7 +1103,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1161", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1161", Descriptor: abi.Descriptor{
 		Name:                 "nsight-sys",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-sys"},
@@ -1116,7 +1116,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1174", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1174", Descriptor: abi.Descriptor{
 		Name:                 "ncu",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"ncu"},
@@ -1129,7 +1129,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1187", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1187", Descriptor: abi.Descriptor{
 		Name:                 "nsight-compute",
 		PackagedWith:         "other",
 		LinuxFiles:           []string{"nsight-compute"},
@@ -1142,7 +1142,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows: []string{"bin/x64", "bin/x86_64", "bin"},
 		CanaryAnchors:        []string{"cudart"},
 	}},
-	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1200", Library: abi.Library{
+	{Kind: abi.Kind("binary"), Pack: "builtin:nvidia.toml:1200", Descriptor: abi.Descriptor{
 		Name:                 "ptxas",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"ptxas"},
@@ -1156,7 +1156,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		VersionedAsCUDA:      true,
 	}},
-	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1218", Library: abi.Library{
+	{Kind: abi.Kind("static-lib"), Pack: "builtin:nvidia.toml:1218", Descriptor: abi.Descriptor{
 		Name:                     "cudadevrt",
 		PackagedWith:             "ctk",
 		LinuxFiles:               []string{"libcudadevrt.a"},
@@ -1171,7 +1171,7 @@ var builtinEntries = [...]Entry{
 		AnchorRelDirsWindows:     []string{"lib/{triple}"},
 		VersionedAsCUDA:          true,
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1237", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1237", Descriptor: abi.Descriptor{
 		Name:                 "device",
 		PackagedWith:         "ctk",
 		LinuxFiles:           []string{"libdevice.10.bc"},
@@ -1185,7 +1185,7 @@ var builtinEntries = [...]Entry{
 		CanaryAnchors:        []string{"cudart"},
 		Companions:           []string{"nvvm"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1251", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1251", Descriptor: abi.Descriptor{
 		Name:               "nccl_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnccl_device.bc"},
@@ -1193,7 +1193,7 @@ var builtinEntries = [...]Entry{
 		SitePackagesLinux:  []string{"nvidia/nccl/lib"},
 		AnchorRelDirsLinux: []string{"lib"},
 	}},
-	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1259", Library: abi.Library{
+	{Kind: abi.Kind("bitcode"), Pack: "builtin:nvidia.toml:1259", Descriptor: abi.Descriptor{
 		Name:               "nvshmem_device",
 		PackagedWith:       "other",
 		LinuxFiles:         []string{"libnvshmem_device.bc"},

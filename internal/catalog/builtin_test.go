@@ -32,8 +32,8 @@ func builtinSource(t *testing.T) []byte {
 	for _, k := range Kinds {
 		for _, n := range c.names[k.Kind] {
 			e := c.byName[key{k.Kind, n}]
-			fmt.Fprintf(&b, "{Kind: abi.Kind(%q), Pack: %q, Library: abi.Library{\n", e.Kind, e.Pack)
-			v := reflect.ValueOf(e.Library)
+			fmt.Fprintf(&b, "{Kind: abi.Kind(%q), Pack: %q, Descriptor: abi.Descriptor{\n", e.Kind, e.Pack)
+			v := reflect.ValueOf(e.Descriptor)
 			for i := range v.NumField() {
 				if !v.Field(i).IsZero() {
 					fmt.Fprintf(&b, "%s: %#v,\n", v.Type().Field(i).Name, v.Field(i).Interface())

@@ -20,7 +20,7 @@ import (
 
 // Entry is one descriptor and the pack that defined it.
 type Entry struct {
-	abi.Library
+	abi.Descriptor
 	Kind abi.Kind
 	Pack string // the pack's file name and line
 }
@@ -81,7 +81,7 @@ func (f *packFile) tables() [][]packLibrary {
 }
 
 type packLibrary struct {
-	abi.Library
+	abi.Descriptor
 	Replaces bool `toml:"replaces"`
 }
 
@@ -141,10 +141,10 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 		return fmt.Errorf("pack %s: %s %q: sonames, DLL names and dependencies are for [[library]] tables", where, table, l.Name)
 	case badWindowsArch(l.SupportedWindowsArch) != "":
 		return fmt.Errorf("pack %s: %s %q: supported_windows_arch holds %q, expected \"x64\" or \"arm64\"", where, table, l.Name, badWindowsArch(l.SupportedWindowsArch))
-	case nulField(&l.Library) != "":
-		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Library))
-	case badCUDAMajor(&l.Library) != "":
-		return fmt.Errorf("pack %s: %s %q: %s", where, table, l.Name, badCUDAMajor(&l.Library))
+	case nulField(&l.Descriptor) != "":
+		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Descriptor))
+	case badCUDAMajor(&l.Descriptor) != "":
+		return fmt.Errorf("pack %s: %s %q: %s", where, table, l.Name, badCUDAMajor(&l.Descriptor))
 	case slices.ContainsFunc(l.CompanionFiles, func(f string) bool { return strings.Count(f, "{cuda}") != 1 || strings.ContainsAny(f, "/\\") }):
 		return fmt.Errorf("pack %s: %s %q: each of companion_files is a file name with {cuda} in it once, such as \"libnvrtc-builtins.so.{cuda}\"", where, table, l.Name)
 	}
@@ -154,7 +154,7 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 	} else if !ok {
 		c.names[kind] = append(c.names[kind], l.Name)
 	}
-	c.byName[k] = &Entry{Library: l.Library, Kind: kind, Pack: where}
+	c.byName[k] = &Entry{Descriptor: l.Descriptor, Kind: kind, Pack: where}
 	return nil
 }
 
@@ -170,7 +170,7 @@ func badWindowsArch(archs []string) string {
 
 // badCUDAMajor says what is wrong with l's cuda_majors, or "": each key must be one of l's file
 // names and each value a CUDA major ("12"), so that the mapping cannot date a file it does not name.
-func badCUDAMajor(l *abi.Library) string {
+func badCUDAMajor(l *abi.Descriptor) string {
 	for _, name := range slices.Sorted(maps.Keys(l.CUDAMajors)) {
 		files := slices.Concat(l.LinuxSonames, l.WindowsDLLs, l.LinuxFiles, l.WindowsFiles)
 		if !slices.Contains(files, name) {
@@ -184,7 +184,7 @@ func badCUDAMajor(l *abi.Library) string {
 }
 
 // nulField names the first field of l (as a pack spells it) with a NUL byte in a string, or "".
-func nulField(l *abi.Library) string {
+func nulField(l *abi.Descriptor) string {
 	v := reflect.ValueOf(l).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)

@@ -81,7 +81,7 @@ func TestBuiltinPack(t *testing.T) {
 		t.Errorf("cublas dependencies %v", cublas.Dependencies)
 	}
 	if cudss := dynLib(c, "cudss"); strings.Join(cudss.Dependencies, ",") != "cublas,cublasLt" || strings.Join(cudss.OptionalDependencies, ",") != "nvrtc" {
-		t.Errorf("cudss %+v", cudss.Library)
+		t.Errorf("cudss %+v", cudss.Descriptor)
 	}
 	// Windows wheels: CUDA 13 keeps each architecture apart; the CUDA 12 component wheels are x64 only.
 	for _, lib := range []string{"cudart", "nvrtc", "cublas", "nvvm", "cupti"} {
@@ -92,7 +92,7 @@ func TestBuiltinPack(t *testing.T) {
 	}
 	cudnn, _ := c.Lookup(abi.KindDynamicLib, "cudnn")
 	if strings.Join(cudnn.InstallRootEnvVars, ",") != "CUDNN_PATH" || strings.Join(cudnn.OptionalDependencies, ",") != "nvrtc" {
-		t.Errorf("cudnn %+v", cudnn.Library)
+		t.Errorf("cudnn %+v", cudnn.Descriptor)
 	}
 }
 

@@ -42,11 +42,11 @@ type Answer struct {
 
 // Artifact is a file a search found.
 type Artifact struct {
-	Path     string       // its host path as found, links unresolved (…/site-packages/nvidia/cu13/lib/libcudart.so.13)
-	Real     string       // the file its links lead to; "" when none
-	Kind     abi.Kind     // dynamic-lib, header-dir (Path is then the directory), binary, static-lib, bitcode
-	Library  *abi.Library // its descriptor
-	Platform abi.Platform // the search's platform; on windows the DLL's VS_VERSIONINFO is a source
+	Path     string          // its host path as found, links unresolved (…/site-packages/nvidia/cu13/lib/libcudart.so.13)
+	Real     string          // the file its links lead to; "" when none
+	Kind     abi.Kind        // dynamic-lib, header-dir (Path is then the directory), binary, static-lib, bitcode
+	Library  *abi.Descriptor // its descriptor
+	Platform abi.Platform    // the search's platform; on windows the DLL's VS_VERSIONINFO is a source
 	// Install says what installed the file where the search knows it (a wheel's site-packages, a
 	// conda env): the sources of the other installs are not asked, as they cannot apply and their
 	// looks would be re-checked with every cached answer. "" asks them all.
@@ -298,7 +298,7 @@ func fromCUDAVersion(n int) (string, bool) {
 
 // withMinor is major made major.minor from version when the descriptor says the library's version
 // is its toolkit's and version is of that major: cudart 12.4.127 of CUDA 12 is CUDA 12.4.
-func withMinor(l *abi.Library, major, version string) string {
+func withMinor(l *abi.Descriptor, major, version string) string {
 	if mm, ok := majorMinor(version); ok && l.VersionedAsCUDA && strings.HasPrefix(mm, major+".") {
 		return mm
 	}

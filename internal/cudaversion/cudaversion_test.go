@@ -19,7 +19,7 @@ func TestOf(t *testing.T) {
 		name       string
 		files      map[string]string
 		path, real string
-		lib        *abi.Library
+		lib        *abi.Descriptor
 		platform   abi.Platform
 		install    Source
 		want       Answer // Detail and Looked: what they begin with
@@ -60,7 +60,7 @@ func TestOf(t *testing.T) {
 			}},
 		},
 		{
-			name: "the driver's library belongs to no toolkit", lib: &abi.Library{Name: "cuda", PackagedWith: "driver", LinuxSonames: []string{"libcuda.so.1"}},
+			name: "the driver's library belongs to no toolkit", lib: &abi.Descriptor{Name: "cuda", PackagedWith: "driver", LinuxSonames: []string{"libcuda.so.1"}},
 			files: map[string]string{"usr/include/cuda.h": cudaH124, "usr/lib64/libcuda.so.1": "ELF"}, path: "usr/lib64/libcuda.so.1",
 			want: Answer{Looked: []string{"cuda comes with the driver, not with a CUDA toolkit"}},
 		},
@@ -135,7 +135,7 @@ func TestOf_observations(t *testing.T) {
 	// there is seen.
 	root = tree(t, map[string]string{"sp/nvidia/cuda_runtime/lib/libcudart.so.12": "ELF"})
 	a.Path = filepath.Join(root, "sp/nvidia/cuda_runtime/lib/libcudart.so.12")
-	a.Library = &abi.Library{Name: "cudart", LinuxSonames: cudart.LinuxSonames, SitePackagesLinux: cudart.SitePackagesLinux, CondaRelDirsLinux: []string{"nvidia/cuda_runtime/lib"}}
+	a.Library = &abi.Descriptor{Name: "cudart", LinuxSonames: cudart.LinuxSonames, SitePackagesLinux: cudart.SitePackagesLinux, CondaRelDirsLinux: []string{"nvidia/cuda_runtime/lib"}}
 	if ans, seen = record(); ans.CUDA != "" {
 		t.Fatalf("dated from nothing: %+v", ans)
 	}

@@ -37,7 +37,7 @@ func Test_fromFileName(t *testing.T) {
 			path: "lib/libcudart.so.12", real: "lib/libcudart.so.13.0.48", cuda: "13.0", ver: "13.0.48", detail: "version 13.0.48 of libcudart.so.13",
 		},
 		{
-			name: "a catalog that disagrees keeps its major", lib: &abi.Library{LinuxSonames: []string{"libx.so.2"}, CUDAMajors: map[string]string{"libx.so.2": "13"}, VersionedAsCUDA: true},
+			name: "a catalog that disagrees keeps its major", lib: &abi.Descriptor{LinuxSonames: []string{"libx.so.2"}, CUDAMajors: map[string]string{"libx.so.2": "13"}, VersionedAsCUDA: true},
 			files: soname("libx.so.2", "libx.so.2.4.1"), path: "lib/libx.so.2", real: "lib/libx.so.2.4.1", cuda: "13", ver: "2.4.1",
 		},
 		{

@@ -15,7 +15,7 @@ var (
 	linux   = abi.Platform{OS: "linux", Arch: "amd64"}
 	windows = abi.Platform{OS: "windows", Arch: "amd64"}
 
-	cudart = &abi.Library{
+	cudart = &abi.Descriptor{
 		Name: "cudart", PackagedWith: "ctk",
 		LinuxSonames: []string{"libcudart.so.13", "libcudart.so.12"}, WindowsDLLs: []string{"cudart64_13.dll", "cudart64_12.dll"},
 		SitePackagesLinux:   []string{"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"},
@@ -26,42 +26,42 @@ var (
 		},
 		VersionedAsCUDA: true,
 	}
-	cufft = &abi.Library{
+	cufft = &abi.Descriptor{
 		Name: "cufft", PackagedWith: "ctk",
 		LinuxSonames: []string{"libcufft.so.12", "libcufft.so.11"}, SitePackagesLinux: []string{"nvidia/cu13/lib", "nvidia/cufft/lib"},
 		AnchorRelDirsLinux: []string{"lib64", "lib"},
 		CUDAMajors:         map[string]string{"libcufft.so.12": "13", "libcufft.so.11": "12"},
 	}
-	cublas = &abi.Library{
+	cublas = &abi.Descriptor{
 		Name: "cublas", PackagedWith: "ctk", WindowsDLLs: []string{"cublas64_13.dll", "cublas64_12.dll"},
 		CUDAMajors: map[string]string{"cublas64_13.dll": "13", "cublas64_12.dll": "12"},
 	}
-	cupti = &abi.Library{
+	cupti = &abi.Descriptor{
 		Name: "cupti", PackagedWith: "ctk", LinuxSonames: []string{"libcupti.so.13", "libcupti.so.12"},
 		SitePackagesLinux: []string{"nvidia/cu13/lib", "nvidia/cuda_cupti/lib"},
 		CUDAMajors:        map[string]string{"libcupti.so.13": "13", "libcupti.so.12": "12"},
 		VersionedAsCUDA:   true,
 	}
-	nvvm = &abi.Library{
+	nvvm = &abi.Descriptor{
 		Name: "nvvm", PackagedWith: "ctk", LinuxSonames: []string{"libnvvm.so.4", "libnvvm.so"},
 		SitePackagesLinux: []string{"nvidia/cu13/lib", "nvidia/cuda_nvcc/nvvm/lib64"}, AnchorRelDirsLinux: []string{"nvvm/lib64"},
 	}
-	cudnn = &abi.Library{
+	cudnn = &abi.Descriptor{
 		Name: "cudnn", PackagedWith: "other", LinuxSonames: []string{"libcudnn.so.9"},
 		SitePackagesLinux: []string{"nvidia/cudnn/lib"}, AnchorRelDirsLinux: []string{"lib64", "lib"},
 	}
-	cudartHeaders = &abi.Library{
+	cudartHeaders = &abi.Descriptor{
 		Name: "cudart", PackagedWith: "ctk", LinuxFiles: []string{"cuda_runtime.h"},
 		SitePackagesLinux:  []string{"nvidia/cu13/include", "nvidia/cuda_runtime/include"},
 		AnchorRelDirsLinux: []string{"include", "targets/{triple}/include"},
 		CondaRelDirsLinux:  []string{"targets/{triple}/include", "include"},
 		VersionedAsCUDA:    true,
 	}
-	nvcc = &abi.Library{
+	nvcc = &abi.Descriptor{
 		Name: "nvcc", PackagedWith: "ctk", LinuxFiles: []string{"nvcc"}, SitePackagesLinux: []string{"nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"},
 		AnchorRelDirsLinux: []string{"bin"}, CondaRelDirsLinux: []string{"bin"}, VersionedAsCUDA: true,
 	}
-	libdevice = &abi.Library{
+	libdevice = &abi.Descriptor{
 		Name: "device", PackagedWith: "ctk", LinuxFiles: []string{"libdevice.10.bc"},
 		AnchorRelDirsLinux: []string{"nvvm/libdevice"}, CondaRelDirsLinux: []string{"nvvm/libdevice"},
 	}
@@ -99,7 +99,7 @@ type sourceCase struct {
 	files       map[string]string
 	path, real  string
 	kind        abi.Kind
-	lib         *abi.Library
+	lib         *abi.Descriptor
 	platform    abi.Platform
 	cuda, ver   string // the answer wanted; cuda "" for none
 	detail, why string // what its Detail (or, for none, the reason) must hold; "<root>" is the tree

@@ -21,7 +21,7 @@ var linux = abi.Platform{OS: "linux", Arch: "amd64"}
 
 // builtinLib is the builtin pack's descriptor of the dynamic library name: these tests hold its
 // dating facts, not a copy of them, to NVIDIA's files.
-func builtinLib(t *testing.T, name string) *abi.Library {
+func builtinLib(t *testing.T, name string) *abi.Descriptor {
 	c, err := catalog.Cached("", catalog.Pack{Name: "builtin:nvidia.toml", Data: builtin.NVIDIAPack()})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func builtinLib(t *testing.T, name string) *abi.Library {
 	if !ok {
 		t.Fatalf("no %s in the builtin pack", name)
 	}
-	return &e.Library
+	return &e.Descriptor
 }
 
 // TestOf_NVIDIAsBinaries dates NVIDIA's CUDA 12.4.1 libraries as Debian ships them, and laid out
@@ -42,7 +42,7 @@ func TestOf_NVIDIAsBinaries(t *testing.T) {
 		looked        string // for no CUDA: what Looked holds
 	}
 	realnv.Get(t, "trixie/libcudart12") // skips, once, where the libraries were not fetched
-	debian := func(t *testing.T, pkg, lib, soname string) (string, string, *abi.Library) {
+	debian := func(t *testing.T, pkg, lib, soname string) (string, string, *abi.Descriptor) {
 		p := realnv.Get(t, "trixie/"+pkg).Lib(soname)
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {

@@ -61,7 +61,7 @@ func Test_fromToolkit(t *testing.T) {
 			path:  "cuda/include", cuda: "12.4", ver: "12.4.127",
 		},
 		{
-			name: "cccl's headers", lib: &abi.Library{Name: "cccl", LinuxFiles: []string{"cuda/std/version"}}, kind: abi.KindHeaderDir,
+			name: "cccl's headers", lib: &abi.Descriptor{Name: "cccl", LinuxFiles: []string{"cuda/std/version"}}, kind: abi.KindHeaderDir,
 			files: map[string]string{"cuda/include/cuda.h": cudaH124, "cuda/include/cccl/cuda/std/version": ""},
 			path:  "cuda/include/cccl", cuda: "12.4",
 		},

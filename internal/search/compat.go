@@ -361,7 +361,7 @@ const (
 
 // judge dates the candidate at path (links leading to real) and checks it: ct gets its CUDA and why.
 func (r *run) judge(ct *CandidateTrace, path, real string) judgement {
-	ans := cudaversion.Of(cudaversion.Artifact{Path: path, Real: real, Kind: r.e.Kind, Library: &r.e.Library, Platform: r.f.platform,
+	ans := cudaversion.Of(cudaversion.Artifact{Path: path, Real: real, Kind: r.e.Kind, Library: &r.e.Descriptor, Platform: r.f.platform,
 		Install: installedBy[ct.FoundVia]}, r.rec)
 	ct.CUDA, ct.Version, ct.VersionFrom = ans.CUDA, ans.Version, string(ans.From)
 	ct.VersionDetail = ans.Detail

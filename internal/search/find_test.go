@@ -288,7 +288,7 @@ func TestGranted_validate(t *testing.T) {
 		{"another DT_SONAME", impostor, `its DT_SONAME is "libevil.so.1", not one of the names declared for "x" (libx.so.1, libx.so.2, libx.so.3)`, linux},
 		{"a PIE executable", pie, "a position-independent executable, not a shared library", linux},
 	}
-	e := &catalog.Entry{Kind: DynamicLib, Library: abi.Library{Name: "x", LinuxSonames: []string{"libx.so.1", "libx.so.2", "libx.so.3"}}}
+	e := &catalog.Entry{Kind: DynamicLib, Descriptor: abi.Descriptor{Name: "x", LinuxSonames: []string{"libx.so.1", "libx.so.2", "libx.so.3"}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, got := check(g, tt.path, e, tt.plat)

@@ -77,11 +77,11 @@ func FuzzResponse(f *testing.F) {
 		g.Dirs = append(g.Dirs, candidate.Dir{Path: dir, Root: r})
 	}
 	entries := []*catalog.Entry{
-		{Kind: DynamicLib, Library: abi.Library{Name: "cudart", LinuxSonames: []string{"libcudart.so.13"}}},
-		{Kind: HeaderDir, Library: abi.Library{Name: "cudart", LinuxFiles: []string{"cuda_runtime.h"}}},
-		{Kind: Binary, Library: abi.Library{Name: "nvcc", LinuxFiles: []string{"nvcc"}}},
-		{Kind: StaticLib, Library: abi.Library{Name: "cudadevrt", LinuxFiles: []string{"libcudadevrt.a"}}},
-		{Kind: Bitcode, Library: abi.Library{Name: "libdevice", LinuxFiles: []string{"libdevice.10.bc"}}},
+		{Kind: DynamicLib, Descriptor: abi.Descriptor{Name: "cudart", LinuxSonames: []string{"libcudart.so.13"}}},
+		{Kind: HeaderDir, Descriptor: abi.Descriptor{Name: "cudart", LinuxFiles: []string{"cuda_runtime.h"}}},
+		{Kind: Binary, Descriptor: abi.Descriptor{Name: "nvcc", LinuxFiles: []string{"nvcc"}}},
+		{Kind: StaticLib, Descriptor: abi.Descriptor{Name: "cudadevrt", LinuxFiles: []string{"libcudadevrt.a"}}},
+		{Kind: Bitcode, Descriptor: abi.Descriptor{Name: "libdevice", LinuxFiles: []string{"libdevice.10.bc"}}},
 	}
 	linux := abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}
 	if finder.platform.Arch == "arm64" {

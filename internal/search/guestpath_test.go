@@ -185,7 +185,7 @@ func TestGranted_check_windowsHost(t *testing.T) {
 	const nv = `C:\Program Files\NVIDIA`
 	rec := &observe.Recorder{}
 	g := &candidate.Granted{Dirs: []candidate.Dir{{Path: nv, Root: root}}, Paths: windowsHost, Rec: rec}
-	e := &catalog.Entry{Kind: DynamicLib, Library: abi.Library{Name: "cudnn", WindowsDLLs: []string{"cudnn64_9.dll"}}}
+	e := &catalog.Entry{Kind: DynamicLib, Descriptor: abi.Descriptor{Name: "cudnn", WindowsDLLs: []string{"cudnn64_9.dll"}}}
 	plat := abi.Platform{OS: "windows", Arch: "amd64"}
 	tests := []struct {
 		name, guest string

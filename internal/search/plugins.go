@@ -260,7 +260,7 @@ func (f *Engine) callPlugin(ctx context.Context, step string, e *catalog.Entry, 
 		Entry:    p.Source.Builtin, // "" for a plugin file, which registers one search
 		Kind:     e.Kind,
 		Platform: f.platform,
-		Library:  e.Library,
+		Library:  e.Descriptor,
 		Roots:    g.roots,
 		Options:  p.Options,
 	}

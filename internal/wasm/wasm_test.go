@@ -33,7 +33,7 @@ func wheelsCall(t testing.TB, m *Module, site string, root *os.Root) (string, Re
 	req, _ := json.Marshal(abi.Request{
 		ABI: abi.Version, Step: "wheels", Entry: "wheels", Kind: abi.KindDynamicLib,
 		Platform: abi.Platform{OS: "linux", Arch: "amd64"},
-		Library:  abi.Library{Name: "cudart", LinuxSonames: []string{"libcudart.so.13"}, SitePackagesLinux: []string{"nvidia/cu13/lib"}},
+		Library:  abi.Descriptor{Name: "cudart", LinuxSonames: []string{"libcudart.so.13"}, SitePackagesLinux: []string{"nvidia/cu13/lib"}},
 		Roots:    []abi.Root{{Path: site, Role: abi.RoleSitePackages}},
 	})
 	out, res, err := m.Call(ctx, Grants{Mounts: []Mount{{Path: site, Root: root}}}, req, 10*time.Second)

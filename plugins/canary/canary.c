@@ -8,7 +8,7 @@
 // canary: where the host's model of the system loader finds each canary, the toolkit root around it,
 // and the anchor directories there.
 void search_canary(const request *rq, response *rs) {
-	const library *l = &rq->library;
+	const descriptor *l = &rq->library;
 	if (l->ctk_root_canary_anchor_libnames.n == 0) {
 		add_tried(rs, "", "the descriptor names no canary library");
 		return;

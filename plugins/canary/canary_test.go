@@ -11,7 +11,7 @@ import (
 
 func TestSearch(t *testing.T) {
 	elf := &fstest.MapFile{Data: []byte("\x7fELF")}
-	nvvm := abi.Library{Name: "nvvm", LinuxSonames: []string{"libnvvm.so.4", "libnvvm.so"}, AnchorRelDirsLinux: []string{"nvvm/lib64"}, CanaryAnchors: []string{"cudart"}}
+	nvvm := abi.Descriptor{Name: "nvvm", LinuxSonames: []string{"libnvvm.so.4", "libnvvm.so"}, AnchorRelDirsLinux: []string{"nvvm/lib64"}, CanaryAnchors: []string{"cudart"}}
 	tests := []struct {
 		name     string
 		resolved string // where the loader finds cudart; "" = it does not
@@ -64,7 +64,7 @@ func TestSearch(t *testing.T) {
 }
 
 func TestSearch_notGranted(t *testing.T) {
-	resp := Search(abi.Env{FS: fstest.MapFS{}}, &abi.Request{Library: abi.Library{CanaryAnchors: []string{"cudart"}}})
+	resp := Search(abi.Env{FS: fstest.MapFS{}}, &abi.Request{Library: abi.Descriptor{CanaryAnchors: []string{"cudart"}}})
 	if len(resp.Tried) != 1 || !strings.Contains(resp.Tried[0].Reason, "not granted") {
 		t.Fatalf("%+v", resp.Tried)
 	}

@@ -10,18 +10,18 @@ import (
 
 func TestSearch(t *testing.T) {
 	elf := &fstest.MapFile{Data: []byte("\x7fELF")}
-	nvrtc := abi.Library{Name: "nvrtc", LinuxSonames: []string{"libnvrtc.so.13"}, WindowsDLLs: []string{"nvrtc64_130_0.dll"},
+	nvrtc := abi.Descriptor{Name: "nvrtc", LinuxSonames: []string{"libnvrtc.so.13"}, WindowsDLLs: []string{"nvrtc64_130_0.dll"},
 		AnchorRelDirsLinux: []string{"lib64", "lib"}, AnchorRelDirsWindows: []string{"bin/x64", "bin"}}
 	// nvvm is in the prefix's nvvm/lib64 (nvvm/bin), where conda's cuda-nvvm puts it: the prefix is
 	// searched like a toolkit root, with the descriptor's anchor directories.
-	nvvm := abi.Library{Name: "nvvm", LinuxSonames: []string{"libnvvm.so.4"}, WindowsDLLs: []string{"nvvm64_40_0.dll"},
+	nvvm := abi.Descriptor{Name: "nvvm", LinuxSonames: []string{"libnvvm.so.4"}, WindowsDLLs: []string{"nvvm64_40_0.dll"},
 		AnchorRelDirsLinux: []string{"nvvm/lib64"}, AnchorRelDirsWindows: []string{"nvvm/bin"}}
 	files := fstest.MapFS{"env/lib/libnvrtc.so.13": elf, "env/Library/bin/nvrtc64_130_0.dll": elf,
 		"x64/Library/bin/x64/nvrtc64_130_0.dll": elf, "x64/Library/bin/nvrtc64_130_0.dll": elf,
 		"env/nvvm/lib64/libnvvm.so.4": elf, "env/lib/libnvvm.so.4": elf, "env/Library/nvvm/bin/nvvm64_40_0.dll": elf}
 	for _, tt := range []struct {
 		name, prefix, os, want string
-		lib                    abi.Library
+		lib                    abi.Descriptor
 	}{
 		{"linux lib", "/env", "linux", "/env/lib/libnvrtc.so.13", nvrtc},
 		{"windows Library/bin", "/env", "windows", "/env/Library/bin/nvrtc64_130_0.dll", nvrtc},

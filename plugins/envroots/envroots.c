@@ -7,7 +7,7 @@
 
 // envroots: the descriptor's install-root variables in order, then CUDA_PATH, else CUDA_HOME.
 void search_envroots(const request *rq, response *rs) {
-	const library *l = &rq->library;
+	const descriptor *l = &rq->library;
 	strs rels = install_root_dirs(rq);
 	for (int i = 0; i < l->install_root_env_vars.n; i++) {
 		const char *name = l->install_root_env_vars.v[i], *root = env_dir(rs, name);

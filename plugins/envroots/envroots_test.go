@@ -11,7 +11,7 @@ import (
 
 func TestSearch(t *testing.T) {
 	elf := &fstest.MapFile{Data: []byte("\x7fELF")}
-	cudnn := abi.Library{
+	cudnn := abi.Descriptor{
 		Name:               "cudnn",
 		LinuxSonames:       []string{"libcudnn.so.9"},
 		AnchorRelDirsLinux: []string{"lib64", "lib"},

@@ -15,8 +15,8 @@ import (
 // package checks the pack itself.
 var cudnnDirs = []string{"NVIDIA/CUDNN/v9.*/bin/*/{triple}", "NVIDIA/CUDNN/v9.*/bin/*", "NVIDIA/CUDNN/v9.*/bin"}
 
-func cudnn() abi.Library {
-	return abi.Library{
+func cudnn() abi.Descriptor {
+	return abi.Descriptor{
 		Name:                    "cudnn",
 		LinuxSonames:            []string{"libcudnn.so.9"},
 		WindowsDLLs:             []string{"cudnn64_9.dll"},
@@ -38,7 +38,7 @@ func TestSearch(t *testing.T) {
 		name     string
 		env      map[string]string
 		platform abi.Platform
-		lib      func(*abi.Library) // changes to cudnn()
+		lib      func(*abi.Descriptor) // changes to cudnn()
 		kind     abi.Kind
 		files    fstest.MapFS
 		want     []string // candidate paths, in order (all labelled ProgramFiles)
@@ -133,14 +133,14 @@ func TestSearch(t *testing.T) {
 		{
 			name:    "a library that declares no globs",
 			env:     pf,
-			lib:     func(l *abi.Library) { l.ProgramFilesDirsWindows = nil },
+			lib:     func(l *abi.Descriptor) { l.ProgramFilesDirsWindows = nil },
 			files:   fstest.MapFS{"pf/NVIDIA/CUDNN/v9.1/bin/12.4/cudnn64_9.dll": dll},
 			noTried: true,
 		},
 		{
 			name: "odd version names: a number before text, a release before its pre-release",
 			env:  pf,
-			lib:  func(l *abi.Library) { l.ProgramFilesDirsWindows = []string{"Vendor/Product/v*"} },
+			lib:  func(l *abi.Descriptor) { l.ProgramFilesDirsWindows = []string{"Vendor/Product/v*"} },
 			files: fstest.MapFS{
 				"pf/Vendor/Product/vfoo/cudnn64_9.dll":     dll,
 				"pf/Vendor/Product/v9.x-rc/cudnn64_9.dll":  dll,
@@ -162,7 +162,7 @@ func TestSearch(t *testing.T) {
 		{
 			name: "globs that are not clean relative paths are refused; the rest are walked",
 			env:  pf,
-			lib: func(l *abi.Library) {
+			lib: func(l *abi.Descriptor) {
 				l.ProgramFilesDirsWindows = []string{"/abs/bin", `NVIDIA\CUDNN`, "../up", "NVIDIA/./CUDNN", "NVIDIA/CUDNN/v[9", "", "NVIDIA/CUDNN/v9.*/bin"}
 			},
 			files: fstest.MapFS{"pf/NVIDIA/CUDNN/v9.1/bin/cudnn64_9.dll": dll},
@@ -179,7 +179,7 @@ func TestSearch(t *testing.T) {
 		{
 			name: "a directory reached by two globs is searched once",
 			env:  pf,
-			lib: func(l *abi.Library) {
+			lib: func(l *abi.Descriptor) {
 				l.ProgramFilesDirsWindows = []string{"NVIDIA/CUDNN/v9.1/bin", "NVIDIA/CUDNN/v9.*/bin"}
 			},
 			files: fstest.MapFS{"pf/NVIDIA/CUDNN/v9.1/bin/cudnn64_9.dll": dll},
@@ -189,8 +189,8 @@ func TestSearch(t *testing.T) {
 			name: "a header set's directory",
 			env:  pf,
 			kind: abi.KindHeaderDir,
-			lib: func(l *abi.Library) {
-				*l = abi.Library{Name: "cudnn", WindowsFiles: []string{"cudnn.h"}, ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"}}
+			lib: func(l *abi.Descriptor) {
+				*l = abi.Descriptor{Name: "cudnn", WindowsFiles: []string{"cudnn.h"}, ProgramFilesDirsWindows: []string{"NVIDIA/CUDNN/v9.*/include/*", "NVIDIA/CUDNN/v9.*/include"}}
 			},
 			files: fstest.MapFS{"pf/NVIDIA/CUDNN/v9.1/include/12.4/cudnn.h": dll, "pf/NVIDIA/CUDNN/v9.1/include/11.8/cudnn.h": dll},
 			want:  []string{"/pf/NVIDIA/CUDNN/v9.1/include/12.4", "/pf/NVIDIA/CUDNN/v9.1/include/11.8"},

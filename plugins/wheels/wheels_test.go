@@ -9,7 +9,7 @@ import (
 )
 
 func TestSearch(t *testing.T) {
-	cudart := abi.Library{
+	cudart := abi.Descriptor{
 		Name:                "cudart",
 		LinuxSonames:        []string{"libcudart.so.13", "libcudart.so.12"},
 		WindowsDLLs:         []string{"cudart64_13.dll", "cudart64_12.dll"},
@@ -72,7 +72,7 @@ func TestSearch(t *testing.T) {
 }
 
 func TestSearch_noSites(t *testing.T) {
-	resp := Search(abi.Env{FS: fstest.MapFS{}}, &abi.Request{Library: abi.Library{LinuxSonames: []string{"libx.so.1"}}})
+	resp := Search(abi.Env{FS: fstest.MapFS{}}, &abi.Request{Library: abi.Descriptor{LinuxSonames: []string{"libx.so.1"}}})
 	if len(resp.Candidates) != 0 || len(resp.Tried) != 1 || resp.Tried[0].Reason != "no site-packages directory found" {
 		t.Fatalf("got %+v", resp)
 	}

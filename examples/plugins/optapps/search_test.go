@@ -11,7 +11,7 @@ import (
 
 var (
 	linux  = abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}
-	cudart = abi.Library{
+	cudart = abi.Descriptor{
 		Name:               "cudart",
 		LinuxSonames:       []string{"libcudart.so.13", "libcudart.so.12"},
 		AnchorRelDirsLinux: []string{"lib64", "lib"},
@@ -25,7 +25,7 @@ func TestSearch(t *testing.T) {
 		files   fstest.MapFS
 		options map[string]string
 		env     map[string]string
-		lib     abi.Library
+		lib     abi.Descriptor
 		want    []string // path (note)
 		tried   string   // some attempt's path and reason contain it
 		err     string
@@ -81,7 +81,7 @@ func TestSearch(t *testing.T) {
 		{
 			name:  "a driver library has no toolkit directories",
 			files: fstest.MapFS{"opt/apps/cuda/12.8/lib64/libcuda.so.1": elf},
-			lib:   abi.Library{Name: "cuda", LinuxSonames: []string{"libcuda.so.1"}},
+			lib:   abi.Descriptor{Name: "cuda", LinuxSonames: []string{"libcuda.so.1"}},
 			tried: "cuda declares no toolkit directories",
 		},
 		{
@@ -94,7 +94,7 @@ func TestSearch(t *testing.T) {
 		{
 			name:  "header sets use the toolkit's include directories",
 			files: fstest.MapFS{"opt/apps/cuda/12.8/include/cuda_runtime.h": elf},
-			lib:   abi.Library{Name: "cudart", LinuxFiles: []string{"cuda_runtime.h"}, AnchorRelDirsLinux: []string{"include"}},
+			lib:   abi.Descriptor{Name: "cudart", LinuxFiles: []string{"cuda_runtime.h"}, AnchorRelDirsLinux: []string{"include"}},
 			want:  []string{"/opt/apps/cuda/12.8/include (CUDA 12.8)"},
 		},
 	}

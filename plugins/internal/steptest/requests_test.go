@@ -73,7 +73,7 @@ func TestStepsRequests_goWords(t *testing.T) {
 // FuzzStepsRequest: any request bytes get valid JSON back, never a trap.
 func FuzzStepsRequest(f *testing.F) {
 	req, _ := json.Marshal(abi.Request{ABI: 1, Step: "wheels", Entry: "wheels", Kind: abi.KindDynamicLib,
-		Platform: abi.Platform{OS: "linux", Arch: "amd64"}, Library: abi.Library{Name: "cudart", LinuxSonames: []string{"libcudart.so.12"}, SitePackagesLinux: []string{"nvidia/cu13/lib"}},
+		Platform: abi.Platform{OS: "linux", Arch: "amd64"}, Library: abi.Descriptor{Name: "cudart", LinuxSonames: []string{"libcudart.so.12"}, SitePackagesLinux: []string{"nvidia/cu13/lib"}},
 		Roots: []abi.Root{{Path: "/nonexistent/site", Role: abi.RoleSitePackages}}})
 	f.Add(req)
 	f.Add([]byte(`{"abi":1,"entry":"programfiles","platform":{"os":"windows","arch":"amd64"},"library":{"name":"\u00e9\ud800","windows_dlls":["a\"b"],"program_files_dirs_windows":["[","x/*/[a-]"]}}`))

@@ -119,18 +119,18 @@ func checkSources(root, step string) error {
 var kinds = []abi.Kind{abi.KindDynamicLib, abi.KindHeaderDir, abi.KindBinary, abi.KindStaticLib, abi.KindBitcode}
 
 // PackDescriptors returns every descriptor of the builtin pack with its kind.
-func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Library {
+func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Descriptor {
 	var pack struct {
-		Library   []abi.Library `toml:"library"`
-		Header    []abi.Library `toml:"header"`
-		Binary    []abi.Library `toml:"binary"`
-		StaticLib []abi.Library `toml:"static_lib"`
-		Bitcode   []abi.Library `toml:"bitcode"`
+		Library   []abi.Descriptor `toml:"library"`
+		Header    []abi.Descriptor `toml:"header"`
+		Binary    []abi.Descriptor `toml:"binary"`
+		StaticLib []abi.Descriptor `toml:"static_lib"`
+		Bitcode   []abi.Descriptor `toml:"bitcode"`
 	}
 	if _, err := toml.Decode(string(builtin.NVIDIAPack()), &pack); err != nil {
 		t.Fatal(err)
 	}
-	return map[abi.Kind][]abi.Library{abi.KindDynamicLib: pack.Library, abi.KindHeaderDir: pack.Header,
+	return map[abi.Kind][]abi.Descriptor{abi.KindDynamicLib: pack.Library, abi.KindHeaderDir: pack.Header,
 		abi.KindBinary: pack.Binary, abi.KindStaticLib: pack.StaticLib, abi.KindBitcode: pack.Bitcode}
 }
 
@@ -410,7 +410,7 @@ func compare(t *testing.T, step string, seed uint64, opt Options) {
 }
 
 // PackLibrary returns the builtin pack's descriptor of kind and name.
-func PackLibrary(t testing.TB, kind abi.Kind, name string) abi.Library {
+func PackLibrary(t testing.TB, kind abi.Kind, name string) abi.Descriptor {
 	t.Helper()
 	for _, l := range PackDescriptors(t)[kind] {
 		if l.Name == name {
@@ -418,7 +418,7 @@ func PackLibrary(t testing.TB, kind abi.Kind, name string) abi.Library {
 		}
 	}
 	t.Fatalf("the builtin pack has no %s %q", kind, name)
-	return abi.Library{}
+	return abi.Descriptor{}
 }
 
 // WantBoth runs req through p (the Go reference) and through the builtin module's C of the same step,
