@@ -32,7 +32,7 @@ func Example() {
 	case err == nil:
 		fmt.Println(lib.Path, lib.FoundVia, lib.AlreadyLoaded)
 	case errors.As(err, &se):
-		fmt.Println(se.Code(), se.Path, len(se.Attempts)) // not-found, refused, load-failed...; every place looked
+		fmt.Println(se.Code(), se.Path(), len(se.Attempts())) // not-found, refused, load-failed...; every place looked
 	default:
 		fmt.Println(err) // a configuration error
 	}
@@ -284,7 +284,7 @@ func ExampleSearchError() {
 	var se *host.SearchError
 	if errors.Is(err, host.ErrUnknown) && errors.As(err, &se) {
 		fmt.Println(err)
-		fmt.Println(se.Code(), se.Suggestions)
+		fmt.Println(se.Code(), se.Suggestions())
 	}
 	// Output:
 	// unknown library "cublass" (did you mean "cublas", "cublasLt" or "cublasmp"?)

@@ -8,9 +8,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -23,7 +23,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			if c.configFile != "" {
 				return c.usageError("check reads the one file it is given, not --config")
 			}
-			err := host.Options{}.CheckConfigFile(ctx, args[1])
+			err := search.Options{}.CheckConfigFile(ctx, args[1])
 			if *asJSON {
 				checked := struct {
 					File     string   `json:"file"`

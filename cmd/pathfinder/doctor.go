@@ -12,11 +12,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/english"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // doctor exits exitOK when it lists no problem, exitNotFound when it lists one or more (a driver
@@ -71,18 +71,18 @@ type doctorFacts struct {
 	getenv      func(string) string
 	libs        []libAnswer // every dynamic library of the catalog, in its order
 	report      *driver.Report
-	compat      *host.CompatibilityTrace // what the search's compatibility check knew
+	compat      *search.CompatibilityTrace // what the search's compatibility check knew
 	pid         int
 	maps        []mappedFile // the files process pid maps; nil without --pid
 	mapsErr     error
-	ignored     []host.IgnoredInput // inputs the Finder did not use, and why
+	ignored     []search.IgnoredInput // inputs the Finder did not use, and why
 }
 
 // libAnswer is the Finder's answer for one library.
 type libAnswer struct {
-	host.LibraryInfo
-	fileNames []string      // what a search looks for, newest first
-	lib       *host.Library // nil when not found
+	search.LibraryInfo
+	fileNames []string        // what a search looks for, newest first
+	lib       *search.Library // nil when not found
 	err       error
 	// loadProblem is the loader's predicted failure for a found library ("" when it would load).
 	loadProblem string
@@ -90,16 +90,16 @@ type libAnswer struct {
 
 // gatherDoctor finds every library, in the catalog's order and one after another, as a program that
 // asked for them all would: the first answer with a known CUDA version anchors the rest.
-func gatherDoctor(ctx context.Context, f *host.Finder, report *driver.Report, pid int, getenv func(string) string) *doctorFacts {
+func gatherDoctor(ctx context.Context, f *search.Engine, report *driver.Report, pid int, getenv func(string) string) *doctorFacts {
 	d := &doctorFacts{
 		version: versionString(), platform: f.Platform(), configFiles: f.Inspect().ConfigFiles(), sites: f.Inspect().SitePackages(),
 		getenv: getenv, pid: pid, ignored: f.Inspect().IgnoredInputs(), report: report,
 	}
-	infos := f.Libraries(host.DynamicLib)
+	infos := f.Libraries(search.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
 	for i, l := range infos {
 		a := &d.libs[i]
-		*a = libAnswer{LibraryInfo: l, fileNames: f.Inspect().FileNames(host.DynamicLib, l.Name)}
+		*a = libAnswer{LibraryInfo: l, fileNames: f.Inspect().FileNames(search.DynamicLib, l.Name)}
 		if l.Available {
 			a.lib, a.err = f.Find(ctx, l.Name)
 		}
@@ -305,8 +305,8 @@ func writeLibraries(w io.Writer, d *doctorFacts) {
 			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, a.Name, a.lib.Path, a.lib.FoundVia)
 		default:
 			msg := a.err.Error()
-			var se *host.SearchError
-			if errors.As(a.err, &se) && errors.Is(se, host.ErrNotFound) {
+			var se *search.SearchError
+			if errors.As(a.err, &se) && errors.Is(se, search.ErrNotFound) {
 				msg = fmt.Sprintf("not found (looked for %s in %d places)", strings.Join(se.Looked, " or "), len(se.Attempts))
 			}
 			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, msg)

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
-	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // problem is one thing doctor found wrong, and what fixes it.
@@ -97,8 +97,8 @@ func checkCudartTooNew(d *doctorFacts) []problem {
 		return nil
 	}
 	maxMajor, _ := strconv.Atoi(strings.SplitN(r.MaxCUDA, ".", 2)[0])
-	var se *host.SearchError
-	if errors.As(a.err, &se) && errors.Is(se, host.ErrIncompatible) {
+	var se *search.SearchError
+	if errors.As(a.err, &se) && errors.Is(se, search.ErrIncompatible) {
 		return []problem{{title: "cudart: " + se.Error(), fix: fmt.Sprintf("install a CUDA %d runtime (for wheels, the -cu%d ones), or update the driver as the message says", maxMajor, maxMajor)}}
 	}
 	if a.lib == nil {
@@ -177,7 +177,7 @@ func checkMixedWheels(d *doctorFacts) []problem {
 		return nil
 	}
 	order := "the CUDA 13 ones come first for every library"
-	if c := d.compat; c.Mode != host.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
+	if c := d.compat; c.Mode != search.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
 		order = fmt.Sprintf("the CUDA 13 ones come first, and find passes over them, as driver %s runs CUDA %s at most", c.Driver, c.MaxCUDA)
 	}
 	return []problem{{

@@ -3,8 +3,8 @@ package main
 import (
 	"io"
 
-	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // doctorDocument is doctor --json: what the text's screen says, as one document.
@@ -15,7 +15,7 @@ type doctorDocument struct {
 	Driver    *driver.Report `json:"driver"`    // as driver --json prints it
 	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor,
 	// and its notes (a driver it could not check against).
-	Compatibility *host.CompatibilityTrace `json:"compatibility"`
+	Compatibility *search.CompatibilityTrace `json:"compatibility"`
 	// Choices are the libraries the check took over candidates it passed over, with those.
 	Choices  []doctorLibraryJSON `json:"choices,omitempty"`
 	Problems []doctorProblemJSON `json:"problems"` // empty when doctor finds none (exit 0)
@@ -29,12 +29,12 @@ type doctorProblemJSON struct {
 
 // doctorLibraryJSON is one library of --all: where it was found, or why not.
 type doctorLibraryJSON struct {
-	Name       string         `json:"name"`
-	Path       string         `json:"path,omitempty"`
-	FoundVia   string         `json:"found_via,omitempty"`
-	CUDA       string         `json:"cuda,omitempty"`
-	PassedOver []host.Attempt `json:"passed_over,omitempty"`
-	Error      string         `json:"error,omitempty"`
+	Name       string           `json:"name"`
+	Path       string           `json:"path,omitempty"`
+	FoundVia   string           `json:"found_via,omitempty"`
+	CUDA       string           `json:"cuda,omitempty"`
+	PassedOver []search.Attempt `json:"passed_over,omitempty"`
+	Error      string           `json:"error,omitempty"`
 }
 
 func writeDoctorJSON(w io.Writer, d *doctorFacts, problems []problem, all bool) error {

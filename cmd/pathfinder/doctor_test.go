@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -246,18 +246,18 @@ func TestDoctor_hostInputs(t *testing.T) {
 			cache:  inspect.Cache{Dir: "/home/u/.cache/pathfinder"},
 			report: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
 			libs: []libAnswer{
-				{LibraryInfo: host.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, fileNames: []string{"libcudart.so.13", "libcudart.so.12"},
-					lib: &host.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: host.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, fileNames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
-					lib: &host.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: host.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, fileNames: []string{"libcublas.so.13"}, err: errors.New("\"cublas\" not found")},
+				{LibraryInfo: search.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, fileNames: []string{"libcudart.so.13", "libcudart.so.12"},
+					lib: &search.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: search.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, fileNames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
+					lib: &search.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: search.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, fileNames: []string{"libcublas.so.13"}, err: errors.New("\"cublas\" not found")},
 			},
 		}
 	}
 	unloadable := facts()
 	unloadable.libs[1].loadProblem = "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"
 	ignored := facts()
-	ignored.ignored = []host.IgnoredInput{{Name: "CUDA_PATH", Value: "cuda-13.0", Reason: "a relative path: pathfinder never resolves one against the working directory"}}
+	ignored.ignored = []search.IgnoredInput{{Name: "CUDA_PATH", Value: "cuda-13.0", Reason: "a relative path: pathfinder never resolves one against the working directory"}}
 	cacheOff := facts()
 	cacheOff.cache = inspect.Cache{Off: "/nonexistent/.cache/pathfinder (from $HOME): /nonexistent does not exist, and only the cache's own directories are made"}
 	cacheUnwritable := facts()
@@ -289,7 +289,7 @@ func TestDoctor_hostInputsEndToEnd(t *testing.T) {
 	site := filepath.Join(s.base, "site")
 	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
 	realnv.Copy(t, nccl, filepath.Join(site, "nvidia/nccl/lib/libnccl.so.2"))
-	f, err := host.New(host.Options{ConfigFile: s.config})
+	f, err := search.New(search.Options{ConfigFile: s.config})
 	if err != nil {
 		t.Fatal(err)
 	}

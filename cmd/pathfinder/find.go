@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -24,7 +24,7 @@ func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return exitUsage
 		}
 		if *together {
-			if k != host.DynamicLib {
+			if k != search.DynamicLib {
 				return c.usageError("--all-from-one-toolkit is for dynamic libraries")
 			}
 			return c.findTogether(ctx, names, *asJSON)
@@ -36,12 +36,12 @@ func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 func cmdLoad(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per name")
 	return func(ctx context.Context, c *cli, names []string) int {
-		return c.resolve(ctx, names, host.DynamicLib, *asJSON, true)
+		return c.resolve(ctx, names, search.DynamicLib, *asJSON, true)
 	}
 }
 
 func kindFlag(fs *flag.FlagSet) *string {
-	return fs.String("kind", string(host.DynamicLib), "look for this `KIND` of thing: dynamic-lib (the default), header-dir, binary, static-lib or bitcode")
+	return fs.String("kind", string(search.DynamicLib), "look for this `KIND` of thing: dynamic-lib (the default), header-dir, binary, static-lib or bitcode")
 }
 
 // The two --json conventions: a command that answers per name prints a line per name, so a tool
@@ -61,15 +61,15 @@ func writeJSONDocument(w io.Writer, v any) error {
 
 // failure is the JSON line of a name that was not found.
 type failure struct {
-	Name     string         `json:"name"`
-	Kind     string         `json:"kind"`
-	Error    string         `json:"error"` // host.SearchError.Code: "not-found", "refused", "load-failed", "unknown", ...
-	Message  string         `json:"message"`
-	Attempts []host.Attempt `json:"attempts"`
+	Name     string           `json:"name"`
+	Kind     string           `json:"kind"`
+	Error    string           `json:"error"` // search.SearchError.Code: "not-found", "refused", "load-failed", "unknown", ...
+	Message  string           `json:"message"`
+	Attempts []search.Attempt `json:"attempts"`
 }
 
 // resolve finds or loads each name and prints a path (or a JSON line) per name.
-func (c *cli) resolve(ctx context.Context, names []string, kind host.Kind, asJSON, load bool) int {
+func (c *cli) resolve(ctx context.Context, names []string, kind search.Kind, asJSON, load bool) int {
 	if code, ok := c.checkNames(names); !ok {
 		return code
 	}
@@ -149,15 +149,15 @@ func (c *cli) togetherFailed(names []string, err error) {
 			enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			continue
 		}
-		enc.Encode(failure{Name: name, Kind: string(host.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []host.Attempt{}})
+		enc.Encode(failure{Name: name, Kind: string(search.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []search.Attempt{}})
 	}
 }
 
 // explainHint points a find or load line at the command that shows the same search step by step;
 // the host's errors do not name the CLI, as a Go program gets them too.
-func (c *cli) explainHint(se *host.SearchError) string {
+func (c *cli) explainHint(se *search.SearchError) string {
 	cmd := "pathfinder explain " + se.Name
-	if se.Kind != "" && se.Kind != host.DynamicLib {
+	if se.Kind != "" && se.Kind != search.DynamicLib {
 		cmd += " --kind " + string(se.Kind)
 	}
 	if c.target != "" {
@@ -184,10 +184,10 @@ func (c *cli) explainHint(se *host.SearchError) string {
 }
 
 // otherKind is the one other kind that has the name se did not know ("cccl" is a header set).
-func (c *cli) otherKind(se *host.SearchError) (host.Kind, bool) {
-	var kinds []host.Kind
-	for _, k := range host.Kinds() {
-		if k != se.Kind && slices.ContainsFunc(c.finder.Libraries(k), func(l host.LibraryInfo) bool { return l.Name == se.Name }) {
+func (c *cli) otherKind(se *search.SearchError) (search.Kind, bool) {
+	var kinds []search.Kind
+	for _, k := range search.Kinds() {
+		if k != se.Kind && slices.ContainsFunc(c.finder.Libraries(k), func(l search.LibraryInfo) bool { return l.Name == se.Name }) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -197,9 +197,9 @@ func (c *cli) otherKind(se *host.SearchError) (host.Kind, bool) {
 	return kinds[0], true
 }
 
-func attemptsOrEmpty(a []host.Attempt) []host.Attempt {
+func attemptsOrEmpty(a []search.Attempt) []search.Attempt {
 	if a == nil {
-		return []host.Attempt{}
+		return []search.Attempt{}
 	}
 	return a
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -24,19 +24,19 @@ func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if !c.checkTarget(*target) {
 			return exitUsage
 		}
-		kinds := host.Kinds()
+		kinds := search.Kinds()
 		if *kind != "" {
 			k, ok := c.parseKind(*kind)
 			if !ok {
 				return exitUsage
 			}
-			kinds = []host.Kind{k}
+			kinds = []search.Kind{k}
 		}
 		f, err := c.open()
 		if err != nil {
 			return c.configError(err)
 		}
-		var libs []host.LibraryInfo
+		var libs []search.LibraryInfo
 		for _, k := range kinds {
 			libs = append(libs, f.Libraries(k)...)
 		}

@@ -18,10 +18,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // Exit codes.
@@ -97,20 +97,20 @@ type cli struct {
 	// driver is the driver the Finder's compatibility check holds candidates to, where the command
 	// probed it already (doctor, whose --root may name a captured machine); nil probes this one.
 	driver *driver.Report
-	finder *host.Finder
+	finder *search.Engine
 }
 
-func (c *cli) open() (*host.Finder, error) {
+func (c *cli) open() (*search.Engine, error) {
 	if c.finder == nil {
-		opts := host.Options{ConfigFile: c.configFile, Driver: c.driver}
+		opts := search.Options{ConfigFile: c.configFile, Driver: c.driver}
 		if c.target != "" {
-			p, err := host.ParsePlatform(c.target)
+			p, err := search.ParsePlatform(c.target)
 			if err != nil {
 				return nil, err
 			}
 			opts.Platform = p
 		}
-		f, err := host.New(opts)
+		f, err := search.New(opts)
 		if err != nil {
 			return nil, err
 		}
@@ -350,18 +350,18 @@ func (c *cli) configError(err error) int {
 	return exitUsage
 }
 
-func isSearchError(err error) (*host.SearchError, bool) {
-	var se *host.SearchError
+func isSearchError(err error) (*search.SearchError, bool) {
+	var se *search.SearchError
 	ok := errors.As(err, &se)
 	return se, ok
 }
 
 // parseKind reads --kind, suggesting the nearest kind for a typo.
-func (c *cli) parseKind(s string) (host.Kind, bool) {
-	k, err := host.ParseKind(s)
+func (c *cli) parseKind(s string) (search.Kind, bool) {
+	k, err := search.ParseKind(s)
 	if err != nil {
 		var kinds []string
-		for _, k := range host.Kinds() {
+		for _, k := range search.Kinds() {
 			kinds = append(kinds, string(k))
 		}
 		c.usageError("--kind: unknown kind %q%s", s, didYouMeanOrValid(s, kinds))
@@ -370,7 +370,7 @@ func (c *cli) parseKind(s string) (host.Kind, bool) {
 	return k, true
 }
 
-// targets are the values --target takes; a test holds them to host.ParsePlatform.
+// targets are the values --target takes; a test holds them to search.ParsePlatform.
 var targets = catalog.Targets
 
 // checkTarget reads --target ("" is this machine).
@@ -378,7 +378,7 @@ func (c *cli) checkTarget(s string) bool {
 	if s == "" {
 		return true
 	}
-	if _, err := host.ParsePlatform(s); err != nil {
+	if _, err := search.ParsePlatform(s); err != nil {
 		c.usageError("--target: unknown target %q%s", s, didYouMeanOrValid(s, targets))
 		return false
 	}

@@ -22,18 +22,11 @@ import (
 // Compatibility is how a search weighs whether a candidate will run.
 type Compatibility string
 
-// The modes. Strict is the default.
+// The modes, as host.Compatibility documents them. Strict is the default.
 const (
-	// CompatibilityStrict passes over a candidate of a CUDA the driver does not run, and one of
-	// another CUDA major than the Engine's first dated answer (or another major.minor than a
-	// companion's); a candidate no source dates is kept back, and taken only when no dated
-	// candidate that runs comes after it.
-	CompatibilityStrict Compatibility = "strict"
-	// CompatibilityBestEffort passes over only a candidate of a CUDA the driver does not run;
-	// undated candidates and other majors are taken in order, with a note.
+	CompatibilityStrict     Compatibility = "strict"
 	CompatibilityBestEffort Compatibility = "best-effort"
-	// CompatibilityOff checks nothing; answers still say which CUDA they belong to.
-	CompatibilityOff Compatibility = "off"
+	CompatibilityOff        Compatibility = "off"
 )
 
 // The variables the check reads.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
@@ -26,7 +25,7 @@ func windowsFinder(t *testing.T, arch string, env map[string]string) *host.Finde
 		env["PATHFINDER_CACHE_DIR"] = filepath.Join(os.TempDir(), "pathfinder-test-cache")
 	}
 	f, err := host.New(host.Options{
-		Platform:        abi.Platform{OS: "windows", Arch: arch},
+		Platform:        host.Platform{OS: "windows", Arch: arch},
 		LookupEnv:       func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		SystemConfigDir: t.TempDir(),
 	})
@@ -148,7 +147,7 @@ func TestProgramFiles_linuxTarget(t *testing.T) {
 	put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/cudnn64_9.dll", dllX64)
 	put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/libcudnn.so.9", []byte("\x7fELF"))
 	env := map[string]string{"ProgramW6432": pf, "PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
-	f, err := host.New(host.Options{Platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, SystemConfigDir: t.TempDir()})
+	f, err := host.New(host.Options{Platform: host.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, SystemConfigDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
