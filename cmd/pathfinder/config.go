@@ -56,7 +56,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		settings := f.Inspect().Settings()
+		settings := f.Settings()
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			for _, s := range settings {
@@ -66,7 +66,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		}
 		fmt.Fprintf(c.stdout, "# pathfinder's effective configuration: every key, and after it the file:line:column that set it.\n")
 		fmt.Fprintf(c.stdout, "# Layers read, later ones overriding earlier ones key by key:\n")
-		for _, l := range f.Inspect().ConfigFiles() {
+		for _, l := range f.ConfigFiles() {
 			fmt.Fprintf(c.stdout, "#   %s\n", l)
 		}
 		if v := os.Getenv("PATHFINDER_CACHE_DIR"); v != "" {

@@ -92,14 +92,14 @@ type libAnswer struct {
 // asked for them all would: the first answer with a known CUDA version anchors the rest.
 func gatherDoctor(ctx context.Context, f *search.Engine, report *driver.Report, pid int, getenv func(string) string) *doctorFacts {
 	d := &doctorFacts{
-		version: versionString(), platform: f.Platform(), configFiles: f.Inspect().ConfigFiles(), sites: f.Inspect().SitePackages(),
-		getenv: getenv, pid: pid, ignored: f.Inspect().IgnoredInputs(), report: report,
+		version: versionString(), platform: f.Platform(), configFiles: f.ConfigFiles(), sites: f.SitePackages(),
+		getenv: getenv, pid: pid, ignored: f.IgnoredInputs(), report: report,
 	}
 	infos := f.Libraries(search.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
 	for i, l := range infos {
 		a := &d.libs[i]
-		*a = libAnswer{LibraryInfo: l, fileNames: f.Inspect().FileNames(search.DynamicLib, l.Name)}
+		*a = libAnswer{LibraryInfo: l, fileNames: f.FileNames(search.DynamicLib, l.Name)}
 		if l.Available {
 			a.lib, a.err = f.Find(ctx, l.Name)
 		}
@@ -108,7 +108,7 @@ func gatherDoctor(ctx context.Context, f *search.Engine, report *driver.Report, 
 		}
 	}
 	d.compat = f.Compatibility()
-	d.cache = f.Inspect().Cache() // after the searches: what writing their answers met
+	d.cache = f.Cache() // after the searches: what writing their answers met
 	if pid > 0 {
 		d.maps, d.mapsErr = readMaps(pid)
 	}

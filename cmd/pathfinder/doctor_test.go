@@ -294,8 +294,8 @@ func TestDoctor_hostInputsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if len(f.Inspect().IgnoredInputs()) != 1 {
-		t.Fatalf("ignored inputs: %v", f.Inspect().IgnoredInputs())
+	if len(f.IgnoredInputs()) != 1 {
+		t.Fatalf("ignored inputs: %v", f.IgnoredInputs())
 	}
 	out, code := s.run(t)
 	golden(t, "doctor/ignored-input-end-to-end.txt", out)

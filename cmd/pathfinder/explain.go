@@ -46,9 +46,9 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 }
 
 func writeExplanation(w io.Writer, f *search.Engine, ex *search.Explanation) {
-	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Inspect().Order(ex.Name), " → "))
+	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Order(ex.Name), " → "))
 	if ex.Err == nil || len(ex.Steps) > 0 {
-		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.Inspect().FileNames(ex.Kind, ex.Name), " or "))
+		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.FileNames(ex.Kind, ex.Name), " or "))
 	}
 	var searchNotes []string // the check's notes, said once here rather than with each candidate
 	if c := ex.Compatibility; c != nil {

@@ -22,7 +22,7 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		packs, dirs := f.Inspect().Packs(), f.Inspect().PackDirs()
+		packs, dirs := f.Packs(), f.PackDirs()
 		if *asJSON {
 			writeJSONDocument(c.stdout, struct {
 				Packs    []inspect.PackInfo `json:"packs"`

@@ -24,7 +24,7 @@ func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		steps, plugins := hostSteps(f.Inspect().Settings()), f.Inspect().Plugins(ctx)
+		steps, plugins := hostSteps(f.Settings()), f.Plugins(ctx)
 		if *asJSON {
 			e := json.NewEncoder(c.stdout)
 			for _, s := range steps {

@@ -1,41 +1,11 @@
-// Package inspect is what a host.Finder tells the pathfinder command about itself beyond the Go
-// API: its effective settings, descriptor packs and plugins, the site-packages it found. A Go
-// program has no use for these; they live here, outside host/ so that cmd/ can import them and
-// under internal/ so that no one else does. host.(*Finder).Inspect returns one.
+// Package inspect holds what the search engine tells the pathfinder command about itself beyond
+// the Go API: its effective settings, descriptor packs and plugins, its caches. A Go program has no
+// use for these; internal/search's Engine returns them to the command.
 package inspect
 
 import (
-	"context"
-
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
 )
-
-// Finder is what a host.Finder tells about itself.
-type Finder interface {
-	// ConfigFiles lists the configuration layers that were read, in order.
-	ConfigFiles() []string
-	// Settings lists the effective configuration, key by key, with where each value came from. Keys
-	// no layer set are listed with their default and the origin "default".
-	Settings() []Setting
-	// Packs lists the descriptor packs that were read, in the order they were read.
-	Packs() []PackInfo
-	// PackDirs lists every place packs were looked for, in order, and whether it exists.
-	PackDirs() []PackDir
-	// Plugins lists every configured plugin, by name, loading each module to ask it what it is. It
-	// never fails: what is wrong is in Problems.
-	Plugins(ctx context.Context) []PluginInfo
-	// SitePackages is the site-packages directories the wheels step searches, in order.
-	SitePackages() []string
-	// IgnoredInputs lists the directory variables that some search would use but passes over.
-	IgnoredInputs() []input.Ignored
-	// Cache is where the on-disk caches are, or why they are off, and whether writing them failed.
-	Cache() Cache
-	// Order returns the step order that applies to the library name.
-	Order(name string) []string
-	// FileNames returns the file names a search for name of kind looks for on the Finder's platform.
-	FileNames(kind abi.Kind, name string) []string
-}
 
 // Cache is where the on-disk caches (compiled modules, find answers) are, or why they are off.
 type Cache struct {

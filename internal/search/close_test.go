@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -55,7 +56,15 @@ func TestFinder_Close_duringAndAfter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			env, lib := closeEnv(t)
 			for _, call := range []string{"Find", "Explain", "FindTogether", "Load"} {
-				f := newFinder(t, env, "")
+				var f *Engine
+				var armed atomic.Bool // after the warm-up: the call below is the one Close meets
+				f = newFinder(t, env, "", func(o *Options) {
+					o.hooks.beforeStep = func(step string) {
+						if armed.Load() && step == tt.closeAt {
+							f.Close()
+						}
+					}
+				})
 				if tt.warm {
 					if got, err := f.Find(bg, "cudart"); err != nil || got.Path != lib {
 						t.Fatalf("before Close: %+v, %v", got, err)
@@ -63,13 +72,8 @@ func TestFinder_Close_duringAndAfter(t *testing.T) {
 				}
 				if tt.closeAt == "" {
 					f.Close()
-				} else {
-					f.hooks.beforeStep = func(step string) {
-						if step == tt.closeAt {
-							f.Close()
-						}
-					}
 				}
+				armed.Store(true)
 				var err error
 				switch call {
 				case "Find":
@@ -104,14 +108,15 @@ func TestFinder_Close_concurrent(t *testing.T) {
 	}
 	for range rounds {
 		for _, step := range []string{"wheels", "system", "envroots"} {
-			f := newFinder(t, env, "")
 			reached := make(chan struct{})
 			var once sync.Once
-			f.hooks.beforeStep = func(s string) {
-				if s == step {
-					once.Do(func() { close(reached) })
+			f := newFinder(t, env, "", func(o *Options) {
+				o.hooks.beforeStep = func(s string) {
+					if s == step {
+						once.Do(func() { close(reached) })
+					}
 				}
-			}
+			})
 			errs := make(chan error, 2)
 			go func() { _, err := f.Find(bg, "cudart"); errs <- err }()
 			go func() { errs <- f.Explain(bg, DynamicLib, "cudart").Err }()

@@ -223,7 +223,7 @@ func TestCompatibility_resultCache(t *testing.T) {
 		if err != nil || !strings.Contains(lib.Path, "/"+c.want+"/") {
 			t.Fatalf("run %d (driver %s, mode %q): %v %v, want the %s one", i, c.driver, c.mode, lib, err, c.want)
 		}
-		if repeat := i == 2 || i == 4; repeat && f.hooks.searches.Load() != 0 {
+		if repeat := i == 2 || i == 4; repeat && f.searches.Load() != 0 {
 			t.Errorf("run %d repeats an earlier one but searched: its entry was not used", i)
 		}
 		f.Close()

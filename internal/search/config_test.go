@@ -27,7 +27,7 @@ func TestConfig_layers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	files := f.info().ConfigFiles()
+	files := f.ConfigFiles()
 	want := []string{"builtin:pathfinder.toml", filepath.Join(sys, "pathfinder.toml"), filepath.Join(home, ".config/pathfinder/pathfinder.toml"), envFile, last}
 	if strings.Join(files, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("layers %v, want %v", files, want)
@@ -36,13 +36,13 @@ func TestConfig_layers(t *testing.T) {
 	if conda.Timeout != 3*time.Second || conda.Memory != 32<<20 || conda.Source.String() != "builtin:conda" {
 		t.Fatalf("conda = %+v: each layer should override only what it sets", conda)
 	}
-	if o := strings.Join(f.info().Order("cudart"), ","); o != "envroots" {
+	if o := strings.Join(f.Order("cudart"), ","); o != "envroots" {
 		t.Fatalf("cudart order %s", o)
 	}
-	if o := strings.Join(f.info().Order("nvrtc"), ","); o != "conda,system" {
+	if o := strings.Join(f.Order("nvrtc"), ","); o != "conda,system" {
 		t.Fatalf("default order %s", o)
 	}
-	if o := strings.Join(f.info().Order("nvml"), ","); o != "already-loaded,system" {
+	if o := strings.Join(f.Order("nvml"), ","); o != "already-loaded,system" {
 		t.Fatalf("nvml order %s", o)
 	}
 }
@@ -131,7 +131,7 @@ func TestCacheDir(t *testing.T) {
 				tt.env["PATHFINDER_CACHE_DIR"] = "" // not the tests' shared cache: the default
 			}
 			f := newFinder(t, tt.env, tt.config)
-			got := f.info().Cache()
+			got := f.Cache()
 			if got.Dir != tt.want || !strings.Contains(got.Off, tt.off) || got.Disabled != tt.disabled || (got.Dir == "") == (got.Off == "") {
 				t.Fatalf("Cache() = %+v, want dir %q, off with %q, disabled %v", got, tt.want, tt.off, tt.disabled)
 			}

@@ -233,7 +233,7 @@ func TestFind_oneSearchPerName(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := f.hooks.searches.Load(); n != 1 {
+	if n := f.searches.Load(); n != 1 {
 		t.Fatalf("%d searches for 64 concurrent callers, want 1", n)
 	}
 	for _, p := range paths {
@@ -242,8 +242,8 @@ func TestFind_oneSearchPerName(t *testing.T) {
 		}
 	}
 	// Remembered: no new search.
-	if _, err := f.Find(bg, "cusolver"); err != nil || f.hooks.searches.Load() != 1 {
-		t.Fatalf("second Find searched again (%d) or failed: %v", f.hooks.searches.Load(), err)
+	if _, err := f.Find(bg, "cusolver"); err != nil || f.searches.Load() != 1 {
+		t.Fatalf("second Find searched again (%d) or failed: %v", f.searches.Load(), err)
 	}
 }
 

@@ -34,11 +34,10 @@ func BenchmarkFindAll_warm(b *testing.B) {
 	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_CACHE_DIR": b.TempDir(), "HOME": b.TempDir(), "PATH": "/usr/bin:/bin"}
 	sys := b.TempDir()
 	pass := func() {
-		f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: sys})
+		f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: sys, hooks: hooks{engine: testEngine()}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		f.hooks.engine = testEngine()
 		for _, n := range all {
 			f.Find(bg, n)
 		}

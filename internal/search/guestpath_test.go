@@ -38,14 +38,14 @@ func fakeWindowsRoots(trees map[string]string) func(string, *observe.Recorder) (
 }
 
 // windowsTargetFinder is a Engine searching for windows/amd64 with only env for an environment.
-func windowsTargetFinder(t *testing.T, env testEnv) *Engine {
+func windowsTargetFinder(t *testing.T, env testEnv, h hooks) *Engine {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
-	f, err := New(Options{Platform: abi.Platform{OS: "windows", Arch: "amd64"}, LookupEnv: env.lookup, SystemConfigDir: t.TempDir()})
+	h.engine = testEngine()
+	f, err := New(Options{Platform: abi.Platform{OS: "windows", Arch: "amd64"}, LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), hooks: h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.hooks.engine = testEngine()
 	t.Cleanup(func() { f.Close() })
 	return f
 }
@@ -120,12 +120,11 @@ func TestRun_windowsHostPaths(t *testing.T) {
 					put(t, real[dir], rel, data)
 				}
 			}
-			f := windowsTargetFinder(t, tt.env)
+			f := windowsTargetFinder(t, tt.env, hooks{paths: &windowsHost, openRoot: fakeWindowsRoots(real)})
 			e, ok := f.catalog.Lookup(DynamicLib, tt.lib)
 			if !ok {
 				t.Fatalf("no %q in the catalog", tt.lib)
 			}
-			f.hooks.paths, f.hooks.openRoot = &windowsHost, fakeWindowsRoots(real)
 			r := &run{f: f, ctx: bg, e: e, rec: &observe.Recorder{}}
 			st := StepTrace{Step: tt.step}
 			lib := r.step(&st)

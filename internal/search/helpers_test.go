@@ -7,7 +7,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 	"os"
 	"os/exec"
@@ -118,11 +117,9 @@ func check(g *candidate.Granted, p string, e *catalog.Entry, plat abi.Platform) 
 	return h, ""
 }
 
-// info is what the pathfinder command reads of f (internal/inspect).
-func (f *Engine) info() inspect.Finder { return f.Inspect() }
-
-// newFinder returns a Engine isolated from the machine's config files and environment.
-func newFinder(t testing.TB, env testEnv, config string) *Engine {
+// newFinder returns an Engine isolated from the machine's config files and environment; each with
+// sets what else the test hands in (hooks, another LookupEnv) before it is made.
+func newFinder(t testing.TB, env testEnv, config string, with ...func(*Options)) *Engine {
 	t.Helper()
 	if env == nil {
 		env = testEnv{}
@@ -138,16 +135,19 @@ func newFinder(t testing.TB, env testEnv, config string) *Engine {
 	if config != "" {
 		opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(config))
 	}
+	// Compiling a module under -race takes many seconds; tests share one engine, so each module is
+	// compiled once per test binary, unless a test is about the compilation cache itself.
+	if env["PATHFINDER_TEST_OWN_ENGINE"] == "" {
+		opts.hooks.engine = testEngine()
+	}
+	opts.hooks.compileTimeout = testCompileTimeout
+	for _, w := range with {
+		w(&opts)
+	}
 	f, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Compiling a module under -race takes many seconds; tests share one engine, so each module is
-	// compiled once per test binary, unless a test is about the compilation cache itself.
-	if env["PATHFINDER_TEST_OWN_ENGINE"] == "" {
-		f.hooks.engine = testEngine()
-	}
-	f.hooks.compileTimeout = testCompileTimeout
 	t.Cleanup(func() { f.Close() })
 	return f
 }

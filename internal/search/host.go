@@ -60,6 +60,8 @@ type Options struct {
 	Driver *driver.Report
 
 	onlyConfigFile bool // ConfigFile is the only layer over the built-in defaults (CheckConfigFile)
+	// hooks are what tests hand in, as go/build.Context's I/O hooks: never set on a live Engine.
+	hooks hooks
 }
 
 // Platform is an operating system, an architecture and, on Linux, a C library: "linux/amd64".
@@ -149,7 +151,8 @@ type Engine struct {
 	calls    int       // calls running (under mu): the last one out of a closed Engine releases it
 	released sync.Once // what Close releases, released once
 
-	hooks hooks
+	hooks    hooks
+	searches atomic.Int64 // searches run, for tests of the once-per-name promise
 }
 
 // hooks are what tests replace or watch in a Engine; the zero value is what runs in production.
@@ -162,8 +165,7 @@ type hooks struct {
 	// tests run a Windows host's mapping over fake trees on any host.
 	paths    *guestpath.Map
 	openRoot func(dir string, rec *observe.Recorder) (*os.Root, error)
-	searches atomic.Int64 // searches run, for tests of the once-per-name promise
-	waiting  func()       // runs when a call waits for the same search another call runs
+	waiting  func() // runs when a call waits for the same search another call runs
 	// now stands in for the clock a step's deadline is set and read by: tests make checking the
 	// candidates take what time they say (nil: time.Now).
 	now func() time.Time
@@ -227,6 +229,7 @@ func New(opts Options) (*Engine, error) {
 		inflight: map[string]*flight{},
 		modules:  map[string]*wasm.Module{},
 		roots:    map[string]*os.Root{},
+		hooks:    opts.hooks,
 	}
 	if f.platform.OS == "linux" {
 		f.platform.Libc = "glibc"
@@ -390,7 +393,7 @@ func (f *Engine) Explain(ctx context.Context, kind Kind, name string) *Explanati
 		return &Explanation{Name: name, Kind: kind, Err: f.closedError(kind, name)}
 	}
 	defer f.leave()
-	f.hooks.searches.Add(1)
+	f.searches.Add(1)
 	ex, _, _ := f.searchAll(ctx, kind, name, findFirst, f.checkFor(kind, name, false))
 	if f.closed.Load() {
 		ex.Result, ex.Err = nil, f.closedError(kind, name)
@@ -431,7 +434,7 @@ func (f *Engine) once(ctx context.Context, kind Kind, name string, load bool) (*
 		ex = f.cachedFind(kind, name, check)
 	}
 	if ex == nil {
-		f.hooks.searches.Add(1)
+		f.searches.Add(1)
 		var seen []observe.Observation
 		mode := findFirst
 		if load {

@@ -327,17 +327,18 @@ func TestHostile_steps(t *testing.T) {
 			if tc.loopsIn != "" {
 				timeout = time.Hour // so long that only the test's clock, never the machine's speed, stops the step
 			}
+			var h hooks
+			if tc.loopsIn != "" {
+				clock := &hostileClock{t: t, step: tc.step, loopsIn: tc.loopsIn, timeout: timeout}
+				suite.engine.AfterFunc, suite.engine.Entering, h.beforeStep = clock.afterFunc, clock.entering, clock.beforeStep
+				t.Cleanup(func() { suite.engine.AfterFunc, suite.engine.Entering = nil, nil })
+			}
 			f := suite.finder(t, testEnv{
 				"PATHFINDER_SITE_PACKAGES": d.site,
 				"HOSTILE_ROOT":             d.root,
 				"HOSTILE_GRANTED":          "granted-ok",
 				"HOSTILE_SECRET":           "env-secret-91c2",
-			}, hostileConfig([]string{tc.step, "wheels"}, hostileStep{tc.step, source, tc.memory, timeout.String(), opts, tc.caps}))
-			if tc.loopsIn != "" {
-				clock := &hostileClock{t: t, step: tc.step, loopsIn: tc.loopsIn, timeout: timeout}
-				suite.engine.AfterFunc, suite.engine.Entering, f.hooks.beforeStep = clock.afterFunc, clock.entering, clock.beforeStep
-				t.Cleanup(func() { suite.engine.AfterFunc, suite.engine.Entering = nil, nil })
-			}
+			}, hostileConfig([]string{tc.step, "wheels"}, hostileStep{tc.step, source, tc.memory, timeout.String(), opts, tc.caps}), h)
 
 			for call := 1; call <= 2; call++ {
 				ex := f.Explain(bg, DynamicLib, "cudart")
@@ -801,14 +802,14 @@ func newHostileSuite(t *testing.T) *hostileSuite {
 }
 
 // finder is newFinder with the suite's engine, closed with the suite.
-func (s *hostileSuite) finder(t *testing.T, env testEnv, config string) *Engine {
+func (s *hostileSuite) finder(t *testing.T, env testEnv, config string, h hooks) *Engine {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
-	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(config))})
+	h.engine = s.engine
+	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(config)), hooks: h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.hooks.engine = s.engine
 	s.mu.Lock()
 	s.finders = append(s.finders, f)
 	s.mu.Unlock()
@@ -1060,8 +1061,8 @@ func TestHostile_slowToCompile(t *testing.T) {
 	search := func(eng *wasm.Engine, timeout time.Duration, wantDetail string) time.Duration {
 		t.Helper()
 		config := hostileConfig([]string{"hostile-x", "wheels"}, hostileStep{name: "hostile-x", source: source, timeout: timeout.String()})
-		f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "HOSTILE_ROOT": t.TempDir(), "PATHFINDER_CACHE_DIR": base, "PATHFINDER_TEST_OWN_ENGINE": "1"}, config)
-		f.hooks.engine = eng
+		f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "HOSTILE_ROOT": t.TempDir(), "PATHFINDER_CACHE_DIR": base, "PATHFINDER_TEST_OWN_ENGINE": "1"}, config,
+			func(o *Options) { o.hooks.engine = eng })
 		start := time.Now()
 		ex := f.Explain(bg, DynamicLib, "cudart")
 		took := time.Since(start)
@@ -1101,8 +1102,8 @@ func TestHostile_commandRefusedOnce(t *testing.T) {
 		eng := wasm.NewEngine(filepath.Join(base, "wazero"))
 		t.Cleanup(func() { eng.Close() })
 		eng.BeforeCompile = func() { t.Errorf("run %d compiled a module built as a command", run+1) }
-		f := newFinder(t, testEnv{"HOSTILE_ROOT": t.TempDir(), "PATHFINDER_CACHE_DIR": base, "PATHFINDER_TEST_OWN_ENGINE": "1"}, config)
-		f.hooks.engine = eng
+		f := newFinder(t, testEnv{"HOSTILE_ROOT": t.TempDir(), "PATHFINDER_CACHE_DIR": base, "PATHFINDER_TEST_OWN_ENGINE": "1"}, config,
+			func(o *Options) { o.hooks.engine = eng })
 		_, err := f.Find(bg, "cudart")
 		const want = `"cudart" not found: looked for libcudart.so.13 or libcudart.so.12 in 1 place; 1 step failed (hostile-x: built as a command)`
 		se, _ := err.(*SearchError)
@@ -1184,7 +1185,7 @@ func TestHostile_resolveFlood(t *testing.T) {
 func TestHostile_describeText(t *testing.T) {
 	goPlugin := hostileGoPlugin(t)
 	f := newFinder(t, testEnv{"HOSTILE_ROOT": t.TempDir()}, hostileConfig([]string{"hostile-panic", "wheels"}, hostileStep{name: "hostile-panic", source: goPlugin, timeout: "30s"}))
-	for _, p := range f.info().Plugins(bg) {
+	for _, p := range f.Plugins(bg) {
 		if p.Name != "hostile-panic" {
 			continue
 		}
@@ -1261,13 +1262,15 @@ func TestHostile_deepCandidates(t *testing.T) {
 	// An hour, so that the plugin's call never meets its deadline in real time, however slow the
 	// machine: only the step's clock below ends the checks.
 	const timeout = time.Hour
-	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, hostileConfig([]string{"hostile-x"}, hostileStep{name: "hostile-x", source: src, timeout: timeout.String()}))
 	// The step's clock moves a tenth of the timeout each time it is read (once when the deadline is
 	// set, once a check): the checks run past the timeout on any machine, however fast, after ten
 	// of them.
 	start := time.Now()
 	var reads atomic.Int64
-	f.hooks.now = func() time.Time { return start.Add(time.Duration(reads.Add(1)) * timeout / 10) }
+	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, hostileConfig([]string{"hostile-x"}, hostileStep{name: "hostile-x", source: src, timeout: timeout.String()}),
+		func(o *Options) {
+			o.hooks.now = func() time.Time { return start.Add(time.Duration(reads.Add(1)) * timeout / 10) }
+		})
 	ex := f.Explain(bg, DynamicLib, "cudart")
 	st := ex.Steps[0]
 	checked, unchecked := 0, 0

@@ -13,26 +13,33 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
-// Inspect is what the pathfinder command reads of f beyond the Go API: its settings, packs,
-// plugins and caches. Its type is internal: a Go program has no use for it.
-func (f *Engine) Inspect() inspect.Finder { return inspector{f} }
+// What the pathfinder command reads of an Engine beyond what host gives a Go program: its
+// settings, packs, plugins and caches.
 
-type inspector struct{ f *Engine }
+// ConfigFiles lists the configuration layers that were read, in order.
+func (f *Engine) ConfigFiles() []string { return append([]string(nil), f.cfg.Files...) }
 
-func (i inspector) ConfigFiles() []string       { return append([]string(nil), i.f.cfg.Files...) }
-func (i inspector) Settings() []inspect.Setting { return i.f.cfg.Settings() }
-func (i inspector) Packs() []inspect.PackInfo   { return i.f.packs.Info() }
-func (i inspector) PackDirs() []inspect.PackDir {
-	return append([]inspect.PackDir(nil), i.f.packs.Dirs...)
-}
-func (i inspector) SitePackages() []string     { return append([]string(nil), i.f.sitePackages(nil)...) }
-func (i inspector) Order(name string) []string { return i.f.cfg.OrderFor(name) }
+// Settings lists the effective configuration, key by key, with where each value came from. Keys no
+// layer set are listed with their default and the origin "default".
+func (f *Engine) Settings() []inspect.Setting { return f.cfg.Settings() }
+
+// Packs lists the descriptor packs that were read, in the order they were read.
+func (f *Engine) Packs() []inspect.PackInfo { return f.packs.Info() }
+
+// PackDirs lists every place packs were looked for, in order, and whether it exists.
+func (f *Engine) PackDirs() []inspect.PackDir { return append([]inspect.PackDir(nil), f.packs.Dirs...) }
+
+// SitePackages is the site-packages directories the wheels step searches, in order.
+func (f *Engine) SitePackages() []string { return append([]string(nil), f.sitePackages(nil)...) }
+
+// Order returns the step order that applies to the library name.
+func (f *Engine) Order(name string) []string { return f.cfg.OrderFor(name) }
 
 // Cache is where the caches are, or why they are off, and the first error writing them met.
-func (i inspector) Cache() inspect.Cache {
-	c := inspect.Cache{Dir: i.f.cache.Dir, Off: i.f.cache.Off, Disabled: i.f.cache.Disabled}
-	err := i.f.results.WriteError()
-	if e := i.f.engineMade.Load(); err == nil && e != nil {
+func (f *Engine) Cache() inspect.Cache {
+	c := inspect.Cache{Dir: f.cache.Dir, Off: f.cache.Off, Disabled: f.cache.Disabled}
+	err := f.results.WriteError()
+	if e := f.engineMade.Load(); err == nil && e != nil {
 		err = e.CacheWriteError()
 	}
 	if err != nil {
@@ -42,27 +49,29 @@ func (i inspector) Cache() inspect.Cache {
 	return c
 }
 
-func (i inspector) IgnoredInputs() []IgnoredInput {
-	return i.f.ignoredFor(nil)
+// IgnoredInputs lists the directory variables that some search would use but passes over.
+func (f *Engine) IgnoredInputs() []IgnoredInput {
+	return f.ignoredFor(nil)
 }
 
-func (i inspector) FileNames(kind Kind, name string) []string {
-	if e, ok := i.f.catalog.Lookup(kind, name); ok {
-		return e.FileNames(i.f.platform)
+// FileNames returns the file names a search for name of kind looks for on the Engine's platform.
+func (f *Engine) FileNames(kind Kind, name string) []string {
+	if e, ok := f.catalog.Lookup(kind, name); ok {
+		return e.FileNames(f.platform)
 	}
 	return nil
 }
 
 // Plugins lists every configured plugin, by name, loading each module to ask it what it is (a
 // module is compiled once and cached, as for a search). What is wrong is in Problems.
-func (i inspector) Plugins(ctx context.Context) []inspect.PluginInfo {
-	if !i.f.enter() { // a closed Engine has no runtime to ask
+func (f *Engine) Plugins(ctx context.Context) []inspect.PluginInfo {
+	if !f.enter() { // a closed Engine has no runtime to ask
 		return nil
 	}
-	defer i.f.leave()
+	defer f.leave()
 	var out []inspect.PluginInfo
-	for _, n := range i.f.cfg.PluginNames() {
-		info, _ := i.f.pluginInfo(ctx, i.f.cfg.Plugins[n])
+	for _, n := range f.cfg.PluginNames() {
+		info, _ := f.pluginInfo(ctx, f.cfg.Plugins[n])
 		out = append(out, info)
 	}
 	return out

@@ -81,14 +81,15 @@ func TestLoad_changedWhileLoading(t *testing.T) {
 	lib := put(t, site, "pf/lib/libswapd.so.1", ctorLib(t, "libswapd.so.1", filepath.Join(marks, "checked"), "swapd_checked"))
 	other := ctorLib(t, "libswapd.so.1", filepath.Join(marks, "other"), "swapd_other")
 	packs := put(t, t.TempDir(), "swapd.toml", pack("swapd", `site_packages_linux = ["pf/lib"]`))
-	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n")
-	f.hooks.beforeDlopen = func(p string) {
-		if p == lib {
-			tmp := p + ".new"
-			os.WriteFile(tmp, other, 0o755)
-			os.Rename(tmp, p)
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n", func(o *Options) {
+		o.hooks.beforeDlopen = func(p string) {
+			if p == lib {
+				tmp := p + ".new"
+				os.WriteFile(tmp, other, 0o755)
+				os.Rename(tmp, p)
+			}
 		}
-	}
+	})
 	got, err := f.Load(bg, "swapd")
 	if err == nil || !strings.Contains(err.Error(), "changed while it was being loaded") {
 		t.Fatalf("Load = %+v, %v; want an error: changed while it was being loaded", got, err)

@@ -127,14 +127,15 @@ func TestLoad_fileSwappedAfterValidation(t *testing.T) {
 	swapped := put(t, site, "nvidia/cu13/lib/libnppitc.so.13", elfLib(t, "libnppitc.so.13"))
 	fromConda := put(t, conda, "lib/libnppitc.so.13", elfLib(t, "libnppitc.so.13"))
 	put(t, conda, "lib/libnppc.so.13", elfLib(t, "libnppc.so.13")) // its dependency
-	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CONDA_PREFIX": conda}, "")
-	f.hooks.beforeLoad = func(p string) {
-		if p == swapped {
-			tmp := p + ".new" // same bytes, another file, renamed over the checked one
-			os.WriteFile(tmp, elfLib(t, "libnppitc.so.13"), 0o755)
-			os.Rename(tmp, p)
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CONDA_PREFIX": conda}, "", func(o *Options) {
+		o.hooks.beforeLoad = func(p string) {
+			if p == swapped {
+				tmp := p + ".new" // same bytes, another file, renamed over the checked one
+				os.WriteFile(tmp, elfLib(t, "libnppitc.so.13"), 0o755)
+				os.Rename(tmp, p)
+			}
 		}
-	}
+	})
 	lib, err := f.Load(bg, "nppitc")
 	if err != nil || lib.Path != fromConda {
 		t.Fatalf("Load = %+v, %v; want the conda copy after the wheel's was swapped", lib, err)

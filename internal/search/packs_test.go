@@ -42,7 +42,7 @@ func TestPacks_discovery(t *testing.T) {
 	}
 	defer f.Close()
 	var got []string
-	for _, p := range f.info().Packs() {
+	for _, p := range f.Packs() {
 		got = append(got, fmt.Sprintf("%s %s %v", p.File, p.Origin, p.Libraries[DynamicLib]))
 	}
 	want := []string{
@@ -60,11 +60,11 @@ func TestPacks_discovery(t *testing.T) {
 		t.Fatalf("packs\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, name := range []string{"sysa", "sysb", "user", "venv", "envfile", "envdir", "cfg", "cudart"} {
-		if f.info().FileNames(DynamicLib, name) == nil {
+		if f.FileNames(DynamicLib, name) == nil {
 			t.Errorf("%s is not in the catalog", name)
 		}
 	}
-	dirs := f.info().PackDirs()
+	dirs := f.PackDirs()
 	if len(dirs) < 5 || !dirs[0].Present || dirs[0].Origin != inspect.PackFromSystem {
 		t.Fatalf("pack dirs %+v", dirs)
 	}
@@ -75,10 +75,10 @@ func TestPacks_replaces(t *testing.T) {
 	put(t, sys, "packs.d/acme.toml", pack("acmefft"))
 	put(t, user, "pathfinder/packs.d/fix.toml", append(pack("acmefft", "replaces = true"), "\n[[library]]\nname = \"cudart\"\nreplaces = true\npackaged_with = \"ctk\"\nlinux_sonames = [\"libcudart.so.14\"]\n"...))
 	f := newFinderOpts(t, Options{SystemConfigDir: sys, LookupEnv: testEnv{"XDG_CONFIG_HOME": user}.lookup})
-	if got := strings.Join(f.info().FileNames(DynamicLib, "cudart"), " "); got != "libcudart.so.14" {
+	if got := strings.Join(f.FileNames(DynamicLib, "cudart"), " "); got != "libcudart.so.14" {
 		t.Fatalf("cudart file names %q: the user pack replaces the builtin one", got)
 	}
-	packs := f.info().Packs()
+	packs := f.Packs()
 	fix := packs[len(packs)-1]
 	if len(fix.Replaces) != 2 || !strings.Contains(fix.Replaces[0], `library "acmefft" of `+filepath.Join(sys, "packs.d/acme.toml")) ||
 		!strings.Contains(fix.Replaces[1], `library "cudart" of builtin:nvidia.toml`) {
@@ -151,7 +151,7 @@ func TestPacks_Errors(t *testing.T) {
 // listing says so, but it does not break every command.
 func TestPacks_relativeVenv(t *testing.T) {
 	f := newFinderOpts(t, Options{SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"VIRTUAL_ENV": "venv"}.lookup})
-	for _, d := range f.info().PackDirs() {
+	for _, d := range f.PackDirs() {
 		if d.Origin == inspect.PackFromVenv {
 			if !strings.Contains(d.Note, "relative path") {
 				t.Fatalf("venv pack dir %+v", d)

@@ -214,7 +214,7 @@ func TestPluginFile_pinMemo(t *testing.T) {
 
 func TestFinder_Plugins_builtin(t *testing.T) {
 	f := newFinder(t, nil, "[plugin.wheels]\nsha256 = \""+builtinHash()+"\"\n")
-	plugins := f.info().Plugins(bg)
+	plugins := f.Plugins(bg)
 	names := []string{}
 	for _, p := range plugins {
 		names = append(names, p.Name)
@@ -247,7 +247,7 @@ func TestFinder_Settings(t *testing.T) {
 	config := put(t, dir, "site.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nread = [\"/opt/apps/cuda\"]\n\n[plugin.site.options]\nroot = \"/opt/apps/cuda\"\n\n[library.cudart]\norder = [\"site\", \"wheels\"]\n"))
 	f := newFinderOpts(t, Options{ConfigFile: config, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"XDG_CONFIG_HOME": user}.lookup})
 	got := map[string]inspect.Setting{}
-	for _, s := range f.info().Settings() {
+	for _, s := range f.Settings() {
 		got[s.Key] = s
 	}
 	userFile := filepath.Join(user, "pathfinder/pathfinder.toml")
@@ -267,14 +267,14 @@ func TestFinder_Settings(t *testing.T) {
 			t.Errorf("%s = %s, want %s", key, line, want)
 		}
 	}
-	out := inspect.FormatSettings(f.info().Settings())
+	out := inspect.FormatSettings(f.Settings())
 	if !strings.Contains(out, "[plugin.site]\nsource = \""+dir+"/site.wasm\"") || !strings.Contains(out, "[search]\ncompatibility = \"strict\"") || !strings.Contains(out, "\norder = [") {
 		t.Fatalf("formatted:\n%s", out)
 	}
 	// What pathfinder config prints is a config file: it reads back, strictly, to the same settings.
 	back := put(t, t.TempDir(), "effective.toml", []byte(out))
 	g := newFinderOpts(t, Options{ConfigFile: back, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
-	for _, s := range g.info().Settings() {
+	for _, s := range g.Settings() {
 		if want, ok := got[s.Key]; !ok || want.TOML() != s.TOML() {
 			t.Errorf("read back %s = %s, printed %s", s.Key, s.TOML(), want.TOML())
 		}

@@ -52,7 +52,7 @@ func reliabilitySite(t *testing.T) (site string, want map[string]string) {
 	so := anyLib(t) // the content only has to pass validation
 	f := newFinder(t, nil, "")
 	for _, name := range reliabilityFound {
-		want[name] = put(t, site, "nvidia/cu13/lib/"+f.info().FileNames(DynamicLib, name)[0], so)
+		want[name] = put(t, site, "nvidia/cu13/lib/"+f.FileNames(DynamicLib, name)[0], so)
 	}
 	return site, want
 }
@@ -123,19 +123,23 @@ func TestReliability_concurrentCallers(t *testing.T) {
 	}
 	env := testEnv{"PATHFINDER_SITE_PACKAGES": site}
 	// conda first, so that every search reads CONDA_PREFIX before the wheels step answers it.
+	var searching atomic.Bool // New reads CONDA_PREFIX too, for packs: only the searches wait at the gate
 	f := newFinder(t, env, `[search]
 order = ["conda", "wheels", "already-loaded", "system", "envroots", "programfiles", "canary"]
-`)
-	f.results = resultcache.New("") // real searches: nothing answered from disk (the compilation cache stays on)
-	f.getenv = func(k string) string {
-		if k == "CONDA_PREFIX" {
-			atGate.Add(1)
-			arrive()
-			<-gate
+`, func(o *Options) {
+		o.LookupEnv = func(k string) (string, bool) {
+			if k == "CONDA_PREFIX" && searching.Load() {
+				atGate.Add(1)
+				arrive()
+				<-gate
+			}
+			v, ok := env[k]
+			return v, ok
 		}
-		return env[k]
-	}
-	f.hooks.waiting = arrive
+		o.hooks.waiting = arrive
+	})
+	searching.Store(true)
+	f.results = resultcache.New("") // real searches: nothing answered from disk (the compilation cache stays on)
 	opened := false
 	openGate := func() {
 		if !opened {
@@ -208,7 +212,7 @@ order = ["conda", "wheels", "already-loaded", "system", "envroots", "programfile
 	case <-time.After(3 * time.Minute):
 		t.Fatal("callers still waiting after 3 minutes: deadlock")
 	}
-	if n := f.hooks.searches.Load(); n != int64(len(names)) {
+	if n := f.searches.Load(); n != int64(len(names)) {
 		t.Errorf("%d searches for %d names and %d callers, want one per name", n, len(names), callers)
 	}
 	for i, a := range answers {
@@ -668,8 +672,8 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := tt.base(t, t.TempDir())
 			f := newFinder(t, testEnv{"PATHFINDER_CACHE_DIR": base}, "")
-			if got := f.info().Cache().Dir != "" && f.resultKey(DynamicLib, "cudart") != ""; got != tt.usable {
-				t.Fatalf("cache dir %q, results on %v: used = %v, want %v", f.info().Cache().Dir, f.resultKey(DynamicLib, "cudart") != "", got, tt.usable)
+			if got := f.Cache().Dir != "" && f.resultKey(DynamicLib, "cudart") != ""; got != tt.usable {
+				t.Fatalf("cache dir %q, results on %v: used = %v, want %v", f.Cache().Dir, f.resultKey(DynamicLib, "cudart") != "", got, tt.usable)
 			}
 		})
 	}
@@ -899,7 +903,7 @@ func TestFaults_resultCache(t *testing.T) {
 				if err != nil || got.Path != lib {
 					t.Fatalf("%s: %+v, %v; want %s", when, got, err, lib)
 				}
-				if n := f.hooks.searches.Load(); n != wantSearches {
+				if n := f.searches.Load(); n != wantSearches {
 					t.Fatalf("%s: %d searches, want %d (0: answered from the cache)", when, n, wantSearches)
 				}
 			}
@@ -951,21 +955,21 @@ func TestFaults_catalogCache(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := t.TempDir()
 			env := testEnv{"PATHFINDER_CACHE_DIR": base, "PATHFINDER_PACKS": put(t, t.TempDir(), "vendor.toml", pack("vendorlib", `site_packages_linux = ["v/lib"]`))}
-			want := newFinder(t, env, "").info().FileNames(DynamicLib, "cudart")
+			want := newFinder(t, env, "").FileNames(DynamicLib, "cudart")
 			files, _ := filepath.Glob(filepath.Join(base, "catalog-*.bin"))
 			if len(files) != 1 || len(want) == 0 {
 				t.Fatalf("catalog cache files %v, cudart's names %v", files, want)
 			}
 			tt.brk(t, files[0])
 			f := newFinder(t, env, "")
-			if got := f.info().FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := f.FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("cudart's file names %v after the fault, want %v", got, want)
 			}
 			if n := len(f.Libraries(DynamicLib)); n < 51 {
 				t.Fatalf("%d dynamic libraries after the fault", n)
 			}
 			// Rewritten: a third Engine reads the same from it.
-			if got := newFinder(t, env, "").info().FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := newFinder(t, env, "").FileNames(DynamicLib, "cudart"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("cudart's file names %v from the rewritten cache, want %v", got, want)
 			}
 		})
@@ -1108,7 +1112,7 @@ func TestFaults_twoProcesses(t *testing.T) {
 			t.Errorf("after, %s: %+v, %v; want %q", name, lib, err, w)
 		}
 	}
-	if n := f.hooks.searches.Load(); n != 0 {
+	if n := f.searches.Load(); n != 0 {
 		t.Errorf("%d of %d names searched again: the cache the two processes wrote is not usable", n, len(names))
 	}
 	filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {

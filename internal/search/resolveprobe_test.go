@@ -100,7 +100,7 @@ func TestConfig_builtinLayerShared(t *testing.T) {
 	edited := newFinder(t, testEnv{}, "[search]\norder = [\"wheels\"]\n[plugin.wheels]\ntimeout = \"9s\"\nread = [\"/opt\"]\n[system]\nresolve = \"dlopen\"\n")
 	plain := newFinder(t, testEnv{}, "")
 	get := func(f *Engine, key string) inspect.Setting {
-		for _, s := range f.info().Settings() {
+		for _, s := range f.Settings() {
 			if s.Key == key {
 				return s
 			}

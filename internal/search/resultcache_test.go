@@ -24,7 +24,7 @@ func findFresh(t *testing.T, env testEnv, config, name string) (*Library, error,
 	t.Helper()
 	f := newFinder(t, env, config)
 	lib, err := f.Find(bg, name)
-	return lib, err, f.hooks.searches.Load() == 0
+	return lib, err, f.searches.Load() == 0
 }
 
 func TestResultCache_exact(t *testing.T) {
@@ -187,8 +187,8 @@ func TestResultCache_discovery(t *testing.T) {
 	// In one Engine, with discovery shared: a name's own observations are re-checked each time it is
 	// asked. nvrtc is not found, then appears where its search looked, and is found by the same Engine.
 	g := newFinder(t, env, "")
-	if _, err := g.Find(bg, "cudart"); err != nil || g.hooks.searches.Load() != 0 {
-		t.Fatalf("cudart: %v, %d searches", err, g.hooks.searches.Load())
+	if _, err := g.Find(bg, "cudart"); err != nil || g.searches.Load() != 0 {
+		t.Fatalf("cudart: %v, %d searches", err, g.searches.Load())
 	}
 	if _, err := g.Find(bg, "nvrtc"); err == nil {
 		t.Fatal("nvrtc found before it exists")
@@ -239,7 +239,7 @@ func TestResultCache_loadedSince(t *testing.T) {
 		t.Skip(loader.ErrUnavailable)
 	}
 	env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir()}
-	soname := newFinder(t, env, "").info().FileNames(DynamicLib, "custabilizer")[0]
+	soname := newFinder(t, env, "").FileNames(DynamicLib, "custabilizer")[0]
 	if _, ok := loader.Loaded(soname); ok {
 		t.Fatalf("%s is already in the process", soname)
 	}

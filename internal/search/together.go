@@ -65,7 +65,7 @@ func (f *Engine) FindTogether(ctx context.Context, names []string) ([]*Library, 
 	}
 	defer f.leave()
 	for i, name := range names {
-		f.hooks.searches.Add(1)
+		f.searches.Add(1)
 		ex, valid, _ := f.searchAll(ctx, DynamicLib, name, findEvery, f.checkFor(DynamicLib, name, true))
 		if f.closed.Load() {
 			return nil, f.closedError(DynamicLib, name)

@@ -144,13 +144,14 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 	packs := put(t, t.TempDir(), "fd.toml", pack("viafd", `site_packages_linux = ["pf/lib"]`))
 	good := put(t, site, "pf/lib/libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "good"), "viafd_good"))
 	evil := put(t, outside, "libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "evil"), "viafd_evil"))
-	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
-	f.hooks.beforeLoad = func(p string) {
-		if p == good {
-			os.Rename(good, good+".moved")
-			os.Symlink(evil, good)
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "", func(o *Options) {
+		o.hooks.beforeLoad = func(p string) {
+			if p == good {
+				os.Rename(good, good+".moved")
+				os.Symlink(evil, good)
+			}
 		}
-	}
+	})
 	ex := f.Explain(bg, DynamicLib, "viafd")
 	if c := ex.Steps[0].Candidates; len(c) != 1 || !strings.Contains(c[0].Note, "a load goes through the checked file's descriptor, as directory "+lib+" is writable by others") {
 		t.Fatalf("explain: %+v", ex.Steps[0].Candidates)
@@ -315,7 +316,7 @@ func TestFind_ignoredInputsNamed(t *testing.T) {
 	if strings.Contains(err.Error(), "CONDA_PREFIX") {
 		t.Fatalf("a usable variable named as ignored: %v", err)
 	}
-	got := f.info().IgnoredInputs()
+	got := f.IgnoredInputs()
 	if len(got) != 3 || got[0].Name != "PATHFINDER_SITE_PACKAGES" {
 		t.Fatalf("IgnoredInputs = %+v", got)
 	}
@@ -365,7 +366,7 @@ func TestFind_cudaHomePassedOver(t *testing.T) {
 				}
 				at += i + len(w)
 			}
-			got := f.info().IgnoredInputs()
+			got := f.IgnoredInputs()
 			if tc.none != (len(got) == 0) || !tc.none && got[len(got)-1].Name != "CUDA_HOME" {
 				t.Fatalf("IgnoredInputs = %+v", got)
 			}
