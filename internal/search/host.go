@@ -20,6 +20,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
@@ -141,11 +142,11 @@ type Engine struct {
 	mu       sync.Mutex
 	done     map[string]*LoadedLibrary // by op and name
 	inflight map[string]*flight
-	modules  map[string]*wasm.Module // by plugin name
-	roots    map[string]*os.Root     // granted directories, opened once
-	resolved sync.Map                // library name -> resolved: what the loader model says, for canaries
-	broad    sync.Map                // overBroad's verdicts, by directory and what it is
-	regrants sync.Map                // revalidate's grants, by plugin and the entry's own grant inputs
+	modules  map[string]*wasm.Module         // by plugin name
+	roots    map[string]*os.Root             // granted directories, opened once
+	resolved memo[string, resolved]          // by library name: what the loader model says, for canaries
+	broad    memo[string, broadVerdict]      // overBroad's verdicts, by directory
+	regrants memo[string, candidate.Granted] // revalidate's grants, by plugin and the entry's own grant inputs
 	// closed is set by Close: a call that finds it set after its search gives ErrClosed instead.
 	closed   atomic.Bool
 	calls    int       // calls running (under mu): the last one out of a closed Engine releases it
@@ -173,6 +174,20 @@ type hooks struct {
 	// tests whose verdict must not depend on the machine's speed lift it.
 	compileTimeout time.Duration
 }
+
+// memo is a concurrent map of what an Engine worked out once, typed.
+type memo[K comparable, V any] struct{ m sync.Map }
+
+func (m *memo[K, V]) load(k K) (V, bool) {
+	v, ok := m.m.Load(k)
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return v.(V), true
+}
+
+func (m *memo[K, V]) store(k K, v V) { m.m.Store(k, v) }
 
 type flight struct {
 	done chan struct{}

@@ -1174,7 +1174,7 @@ func TestHostile_resolveFlood(t *testing.T) {
 	ex := f.Explain(bg, DynamicLib, "cudart")
 	hostileLogBounded(t, hostileDirs{}, ex)
 	n := 0
-	f.resolved.Range(func(any, any) bool { n++; return true })
+	f.resolved.m.Range(func(any, any) bool { n++; return true })
 	if n > 10 {
 		t.Errorf("the host remembers %d answers of system_resolve; want only those for the catalog's libraries", n)
 	}

@@ -360,8 +360,7 @@ func (f *Engine) systemResolve(name string, rec *observe.Recorder) (path, note s
 	if !ok {
 		return "", "", fmt.Errorf("unknown library %q", name) // not remembered: a plugin may ask a million names
 	}
-	if v, ok := f.resolved.Load(name); ok {
-		r := v.(resolved)
+	if r, ok := f.resolved.load(name); ok {
 		rec.AddAll(r.seen)
 		return r.path, r.note, r.err
 	}
@@ -369,7 +368,7 @@ func (f *Engine) systemResolve(name string, rec *observe.Recorder) (path, note s
 	r, keep := f.resolveUncached(e, own)
 	r.seen = own.List()
 	if keep { // a probe that failed may answer next time
-		f.resolved.Store(name, r)
+		f.resolved.store(name, r)
 	}
 	rec.AddAll(r.seen)
 	return r.path, r.note, r.err

@@ -220,16 +220,18 @@ func (f *Engine) overBroad(paths guestpath.Map, dir string) error {
 	if err != nil {
 		return config.OverBroad(paths, dir)
 	}
-	type verdict struct {
-		fi  os.FileInfo
-		err error
-	}
-	if v, ok := f.broad.Load(dir); ok && os.SameFile(v.(verdict).fi, fi) {
-		return v.(verdict).err
+	if v, ok := f.broad.load(dir); ok && os.SameFile(v.fi, fi) {
+		return v.err
 	}
 	err = config.OverBroad(paths, dir)
-	f.broad.Store(dir, verdict{fi, err})
+	f.broad.store(dir, broadVerdict{fi, err})
 	return err
+}
+
+// broadVerdict is overBroad's verdict on a directory, while it is the directory fi says.
+type broadVerdict struct {
+	fi  os.FileInfo
+	err error
 }
 
 // now is the clock a step's deadline is set and read by: time.Now, or the test's.

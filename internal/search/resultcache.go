@@ -93,12 +93,11 @@ func (f *Engine) revalidate(kind Kind, name string, lib Library) (Library, error
 	// The step's grants are the same for every library that has no grants of its own (its install
 	// roots, its canaries): made once per Engine. What they depend on, the entry's observations hold.
 	key := p.Name + "\x00" + strings.Join(e.InstallRootEnvVars, ",") + "\x00" + strings.Join(e.CanaryAnchors, ",")
-	v, ok := f.regrants.Load(key)
+	dirs, ok := f.regrants.load(key)
 	if !ok {
-		v = f.grant(p, e, rec).dirs
-		f.regrants.Store(key, v)
+		dirs = f.grant(p, e, rec).dirs
+		f.regrants.store(key, dirs)
 	}
-	dirs := v.(candidate.Granted)
 	dirs.Rec = rec // no plugin ran, and no deadline: the check is the whole cost
 	guest, err := dirs.Paths.ToGuest(lib.Path)
 	if err != nil {
