@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
