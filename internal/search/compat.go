@@ -353,7 +353,7 @@ const (
 )
 
 // judge dates the candidate at path (links leading to real) and checks it: ct gets its CUDA and why.
-func (r *run) judge(ct *CandidateTrace, path, real string) judgement {
+func (r *cascade) judge(ct *CandidateTrace, path, real string) judgement {
 	ans := cudaversion.Of(cudaversion.Artifact{Path: path, Real: real, Kind: r.e.Kind, Library: &r.e.Descriptor, Platform: r.f.platform,
 		Install: installedBy[ct.FoundVia]}, r.rec)
 	ct.CUDA, ct.Version, ct.VersionFrom = ans.CUDA, ans.Version, string(ans.From)
@@ -413,7 +413,7 @@ func (r *run) judge(ct *CandidateTrace, path, real string) judgement {
 // candidate of CUDA v at path, or "": the directory holds such a file of another CUDA only (nvrtc
 // 12.4 beside libnvrtc-builtins.so.12.6 alone fails at its first compile). A directory with none
 // is no mismatch: what such a library lacks is not a question of versions.
-func (r *run) companionFiles(path string, v compat.Version) string {
+func (r *cascade) companionFiles(path string, v compat.Version) string {
 	if len(r.e.CompanionFiles) == 0 {
 		return ""
 	}
@@ -442,7 +442,7 @@ type keptCandidate struct {
 
 // keep records ct as kept back, and how to take it at the end of the search: only the first
 // undated candidate is kept, the ones after it are passed over.
-func (r *run) keep(st *StepTrace, ct CandidateTrace, take func(*StepTrace, CandidateTrace) *LoadedLibrary, release func()) {
+func (r *cascade) keep(st *StepTrace, ct CandidateTrace, take func(*StepTrace, CandidateTrace) *LoadedLibrary, release func()) {
 	if r.check.kept != nil {
 		ct.Refused = "no source says which CUDA it belongs to, and an earlier undated candidate is kept back already"
 		st.Candidates = append(st.Candidates, ct)

@@ -125,9 +125,9 @@ func TestRun_windowsHostPaths(t *testing.T) {
 			if !ok {
 				t.Fatalf("no %q in the catalog", tt.lib)
 			}
-			r := &run{f: f, ctx: bg, e: e, rec: &observe.Recorder{}}
+			r := &cascade{f: f, ctx: bg, e: e, rec: &observe.Recorder{}}
 			st := StepTrace{Step: tt.step}
-			lib := r.step(&st)
+			lib := r.askStep(&st)
 			switch {
 			case tt.want == "" && lib != nil:
 				t.Fatalf("found %s, want nothing; trace %+v", lib.Path, st)

@@ -388,7 +388,7 @@ func (f *Engine) Find(ctx context.Context, name string) (*Library, error) {
 // FindKind locates name of the given kind: a dynamic library, a header directory, a binary utility,
 // a static or a bitcode library.
 func (f *Engine) FindKind(ctx context.Context, kind Kind, name string) (*Library, error) {
-	lib, err := f.once(ctx, kind, name, false)
+	lib, err := f.answer(ctx, kind, name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +398,7 @@ func (f *Engine) FindKind(ctx context.Context, kind Kind, name string) (*Library
 // Load finds the dynamic library name, loads its dependencies and then it, and returns where it came
 // from. A library already in the process is returned as it is.
 func (f *Engine) Load(ctx context.Context, name string) (*LoadedLibrary, error) {
-	return f.once(ctx, DynamicLib, name, true)
+	return f.answer(ctx, DynamicLib, name, true)
 }
 
 // Explain searches for name of kind afresh, without loading anything or using what was remembered,
@@ -416,7 +416,9 @@ func (f *Engine) Explain(ctx context.Context, kind Kind, name string) *Explanati
 	return ex
 }
 
-func (f *Engine) once(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
+// answer is the one search a process runs for (kind, name), found or loaded: callers asking at the
+// same time wait for it, and a success is remembered for every later call.
+func (f *Engine) answer(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
 	key := fmt.Sprintf("%s\x00%s\x00%v", kind, name, load)
 	if !f.enter() {
 		return nil, f.closedError(kind, name)

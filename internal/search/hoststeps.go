@@ -20,9 +20,9 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
 
-// alreadyLoadedStep is the already-loaded step: a copy of the library this process has already,
+// askAlreadyLoaded asks the already-loaded step: a copy of the library this process has already,
 // by any of its declared names.
-func (r *run) alreadyLoadedStep(st *StepTrace, names []string) *LoadedLibrary {
+func (r *cascade) askAlreadyLoaded(st *StepTrace, names []string) *LoadedLibrary {
 	if !r.f.native() {
 		st.Outcome, st.Detail = OutcomeSkipped, "the search is for "+r.f.platform.String()+", not this process"
 		return nil
@@ -32,7 +32,7 @@ func (r *run) alreadyLoadedStep(st *StepTrace, names []string) *LoadedLibrary {
 		return nil
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
-		return r.takeLoaded(st, lib)
+		return r.acceptLoaded(st, lib)
 	}
 	for _, n := range names {
 		st.tried(n, "not loaded in this process")
@@ -41,12 +41,12 @@ func (r *run) alreadyLoadedStep(st *StepTrace, names []string) *LoadedLibrary {
 	return nil
 }
 
-// system asks the OS loader: for load it dlopens each soname; for find it asks the loader model
+// askSystem asks the OS loader: for load it dlopens each soname; for find it asks the loader model
 // where dlopen would find it, so that find never loads anything. Neither ever yields a stub: where
 // the loader's search reaches one first, the model's next place is loaded by its path instead.
-func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
+func (r *cascade) askSystem(st *StepTrace, names []string) *LoadedLibrary {
 	if r.mode != loadFirst {
-		return r.systemModel(st, names)
+		return r.askLoaderModel(st, names)
 	}
 	if !loader.Available {
 		st.Outcome, st.Detail = OutcomeSkipped, loader.ErrUnavailable.Error()
@@ -57,7 +57,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 		return nil
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
-		return r.takeLoaded(st, lib)
+		return r.acceptLoaded(st, lib)
 	}
 	model, _ := r.loaderModel() // nil where the loader is not modeled
 	st.Outcome = OutcomeNothing
@@ -87,11 +87,11 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 				continue
 			case keepBack:
 				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary {
-					return r.takeCandidate(st, ct, c, systemRoot(next))
+					return r.acceptFile(st, ct, c, systemRoot(next))
 				}, c.Close)
 				continue
 			}
-			return r.takeCandidate(st, ct, c, systemRoot(next))
+			return r.acceptFile(st, ct, c, systemRoot(next))
 		}
 		// Where the model knows the file dlopen will map, it is judged before it is loaded.
 		ct := CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem}
@@ -116,7 +116,7 @@ func (r *run) system(st *StepTrace, names []string) *LoadedLibrary {
 // dlopen loads soname n by name, as the system step does, ct being what the loader model says it
 // maps (modeled: the model found it). It returns what it took, and whether the step goes on to the
 // next soname.
-func (r *run) dlopen(st *StepTrace, n string, ct CandidateTrace, modeled bool) (*LoadedLibrary, bool) {
+func (r *cascade) dlopen(st *StepTrace, n string, ct CandidateTrace, modeled bool) (*LoadedLibrary, bool) {
 	l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
 	if err != nil {
 		if modeled { // the loader found it and would not load it
@@ -141,19 +141,19 @@ func (r *run) dlopen(st *StepTrace, n string, ct CandidateTrace, modeled bool) (
 		ct.Refused, ct.Incompatible = "", false
 	}
 	lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaSystem, CUDAInfo: ct.CUDAInfo}, Handle: l.Handle}
-	return r.take(st, ct, lib, systemRoot(l.Path)), false
+	return r.record(st, ct, lib, systemRoot(l.Path)), false
 }
 
-// takeLoaded takes the copy of the library the process has already: never a second copy, so it is
+// acceptLoaded accepts the copy of the library the process has already: never a second copy, so it is
 // taken whatever the check says, with what it says in its notes.
-func (r *run) takeLoaded(st *StepTrace, lib *LoadedLibrary) *LoadedLibrary {
+func (r *cascade) acceptLoaded(st *StepTrace, lib *LoadedLibrary) *LoadedLibrary {
 	ct := CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}
 	if r.judge(&ct, lib.Path, realOf(lib.Path)) == passOver {
 		ct.Notes = append(ct.Notes, "already in this process, and a process never gets a second copy, although "+ct.Refused)
 		ct.Refused, ct.Incompatible = "", false
 	}
 	lib.CUDAInfo = ct.CUDAInfo
-	return r.take(st, ct, lib, systemRoot(lib.Path))
+	return r.record(st, ct, lib, systemRoot(lib.Path))
 }
 
 // realOf is the file the links on p's way lead to, "" when there are none.
@@ -164,10 +164,10 @@ func realOf(p string) string {
 	return ""
 }
 
-// systemModel answers the system step for find: where dlopen would find each soname, from a model of
+// askLoaderModel answers the system step for find: where dlopen would find each soname, from a model of
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
 // Where the search reaches a stub first, the answer is the place it would reach next, as for load.
-func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
+func (r *cascade) askLoaderModel(st *StepTrace, names []string) *LoadedLibrary {
 	l, err := r.loaderModel()
 	if err != nil {
 		st.Outcome, st.Detail = OutcomeSkipped, err.Error()
@@ -213,7 +213,7 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 				closeC()
 			}
 			lib.CUDAInfo = ct.CUDAInfo
-			return r.take(st, ct, lib, systemRoot(p))
+			return r.record(st, ct, lib, systemRoot(p))
 		}
 		switch r.judge(&ct, p, realOf(p)) {
 		case passOver:
@@ -236,7 +236,7 @@ func (r *run) systemModel(st *StepTrace, names []string) *LoadedLibrary {
 // pastStub records that the loader's search for soname reaches the stub at res first, and returns
 // the place the search would reach next, "" for none: the library a build's stubs directory on
 // LD_LIBRARY_PATH hides.
-func (r *run) pastStub(st *StepTrace, model *loadermodel.Loader, soname string, res loadermodel.Resolution) string {
+func (r *cascade) pastStub(st *StepTrace, model *loadermodel.Loader, soname string, res loadermodel.Resolution) string {
 	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem, Refused: stubRefusal(res)})
 	past := *model
 	past.Refuse = refuseStub
@@ -252,7 +252,7 @@ func (r *run) pastStub(st *StepTrace, model *loadermodel.Loader, soname string, 
 // DT_NEEDED library it would not find, a glibc too old for it), so that find and explain tell
 // what load would: "" when nothing would. The library's own dependencies count as loaded, as
 // pathfinder loads them first.
-func (r *run) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs loadermodel.Needs) {
+func (r *cascade) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs loadermodel.Needs) {
 	if r.e.Kind != DynamicLib || !r.f.native() {
 		return
 	}

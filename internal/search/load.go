@@ -17,7 +17,7 @@ import (
 
 // stopped reports whether the search ends at this step: a dependency failed, or a found file would
 // not load. cuda.pathfinder stops there too: a later step's copy is not what this step found.
-func (r *run) stopped() bool { return r.depErr != nil || r.loadErr != nil }
+func (r *cascade) stopped() bool { return r.depErr != nil || r.loadErr != nil }
 
 // loadFailure is a found file the loader would not load.
 type loadFailure struct{ path, why string }
@@ -27,7 +27,7 @@ type loadFailure struct{ path, why string }
 // trace) says why the file was not loaded. A process never gets a second copy of a library from
 // pathfinder. c is closed. nil means not loaded: ct is in the trace with why, and r.stopped()
 // tells whether the search goes on.
-func (r *run) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.File) *LoadedLibrary {
+func (r *cascade) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.File) *LoadedLibrary {
 	defer c.Close()
 	refuse := func(why string) *LoadedLibrary {
 		ct.Refused = why
@@ -96,7 +96,7 @@ func sameFile(p string, fi fs.FileInfo) bool {
 
 // alreadyLoaded is the copy of the library already in the process, by any of its declared names,
 // or nil.
-func (r *run) alreadyLoaded() *LoadedLibrary {
+func (r *cascade) alreadyLoaded() *LoadedLibrary {
 	for _, n := range r.e.FileNames(r.f.platform) {
 		if l, ok := loader.Loaded(n); ok {
 			return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
@@ -107,7 +107,7 @@ func (r *run) alreadyLoaded() *LoadedLibrary {
 
 // dependencies loads the library's dependencies once, before the library itself. A required
 // dependency's failure is this library's failure; an optional one's is ignored.
-func (r *run) dependencies() bool {
+func (r *cascade) dependencies() bool {
 	if r.depsDone {
 		return r.depErr == nil
 	}

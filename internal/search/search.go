@@ -47,7 +47,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform}
 		return ex, nil, nil
 	}
-	r := &run{f: f, ctx: ctx, e: e, mode: mode, rec: &observe.Recorder{}, check: check}
+	r := &cascade{f: f, ctx: ctx, e: e, mode: mode, rec: &observe.Recorder{}, check: check}
 	ex.Compatibility = check.trace()
 	defer func() {
 		valid, seen = r.valid, r.rec.List()
@@ -80,7 +80,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 			h(step)
 		}
 		r.stepIndex = len(ex.Steps)
-		lib := r.step(&st)
+		lib := r.askStep(&st)
 		st.Duration = time.Since(t0)
 		ex.Steps = append(ex.Steps, st)
 		if r.depErr != nil {
@@ -97,7 +97,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 	}
 	if k := check.kept; k != nil && r.loadErr == nil && ctx.Err() == nil {
 		check.kept = nil
-		if lib := r.takeKept(ex, k); lib != nil {
+		if lib := r.acceptKeptBack(ex, k); lib != nil {
 			answer(lib, ex.Steps[k.step].Step)
 			return
 		}
@@ -110,9 +110,9 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 	return
 }
 
-// takeKept takes the candidate a strict search kept back, now that no dated candidate ran: its
+// acceptKeptBack accepts the candidate a strict search kept back, now that no dated candidate ran: its
 // place in the trace gets what taking it recorded (the answer, or why it was not taken either).
-func (r *run) takeKept(ex *Explanation, k *keptCandidate) *LoadedLibrary {
+func (r *cascade) acceptKeptBack(ex *Explanation, k *keptCandidate) *LoadedLibrary {
 	st := &ex.Steps[k.step]
 	scratch := StepTrace{Step: st.Step}
 	lib := k.take(&scratch)
@@ -128,7 +128,7 @@ func (r *run) takeKept(ex *Explanation, k *keptCandidate) *LoadedLibrary {
 
 // failure is why a search that yielded nothing failed: the context's end, a found file the loader
 // would not load, a file found but refused, or nothing found at all.
-func (r *run) failure(ex *Explanation) error {
+func (r *cascade) failure(ex *Explanation) error {
 	se := &SearchError{Name: ex.Name, Kind: ex.Kind, Err: ErrNotFound, Platform: r.f.platform,
 		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e)}
 	for _, st := range ex.Steps {
@@ -166,8 +166,9 @@ func (r *run) failure(ex *Explanation) error {
 	return se
 }
 
-// run is one search's state: whether the dependencies are loaded yet.
-type run struct {
+// cascade is one search: the steps of a library's order asked in turn (askStep), and its state:
+// whether the dependencies are loaded yet.
+type cascade struct {
 	f        *Engine
 	ctx      context.Context
 	e        *catalog.Entry
@@ -190,7 +191,7 @@ type run struct {
 }
 
 // loaderModel is the Engine's loaderModel, one per search.
-func (r *run) loaderModel() (*loadermodel.Loader, error) {
+func (r *cascade) loaderModel() (*loadermodel.Loader, error) {
 	if r.model == nil && r.modelErr == nil {
 		r.model, r.modelErr = r.f.loaderModel(r.rec)
 	}
@@ -204,8 +205,9 @@ type rootedLibrary struct {
 	root string
 }
 
-// take records lib as found, or, when collecting, as one more candidate: then the search goes on.
-func (r *run) take(st *StepTrace, ct CandidateTrace, lib *LoadedLibrary, root string) *LoadedLibrary {
+// record records lib as the step's answer or, when collecting, as one more candidate: then the
+// search goes on.
+func (r *cascade) record(st *StepTrace, ct CandidateTrace, lib *LoadedLibrary, root string) *LoadedLibrary {
 	st.Outcome = OutcomeFound
 	if r.mode == findEvery {
 		lib.Step = st.Step
@@ -226,7 +228,8 @@ func systemRoot(p string) string {
 	return filepath.Dir(p)
 }
 
-func (r *run) step(st *StepTrace) *LoadedLibrary {
+// askStep asks one step of the order, the host's own or a plugin, for the library.
+func (r *cascade) askStep(st *StepTrace) *LoadedLibrary {
 	names := r.e.FileNames(r.f.platform)
 	if (st.Step == StepAlreadyLoaded || st.Step == StepSystem) && r.e.Kind != abi.KindDynamicLib {
 		st.Outcome, st.Detail = OutcomeSkipped, "only dynamic libraries are known to the loader"
@@ -234,15 +237,15 @@ func (r *run) step(st *StepTrace) *LoadedLibrary {
 	}
 	switch st.Step {
 	case StepAlreadyLoaded:
-		return r.alreadyLoadedStep(st, names)
+		return r.askAlreadyLoaded(st, names)
 	case StepSystem:
-		return r.system(st, names)
+		return r.askSystem(st, names)
 	}
-	return r.plugin(st)
+	return r.askPlugin(st)
 }
 
-// plugin runs a plugin step and takes the first candidate that passes validation (and loads, for load).
-func (r *run) plugin(st *StepTrace) *LoadedLibrary {
+// askPlugin asks a plugin step and accepts the first candidate that passes validation (and loads, for load).
+func (r *cascade) askPlugin(st *StepTrace) *LoadedLibrary {
 	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e, r.rec)
 	st.Log = log
 	if err != nil {
@@ -281,20 +284,20 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 			continue
 		case keepBack:
 			if r.mode != findEvery {
-				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { return r.takeCandidate(st, ct, cand, root) }, cand.Close)
+				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { return r.acceptFile(st, ct, cand, root) }, cand.Close)
 				continue
 			}
 		}
-		if taken := r.takeCandidate(st, ct, cand, root); taken != nil || r.stopped() {
+		if taken := r.acceptFile(st, ct, cand, root); taken != nil || r.stopped() {
 			return taken
 		}
 	}
 	return nil
 }
 
-// takeCandidate takes the checked file cand, loading it (its dependencies first) for a load; nil
+// acceptFile accepts the checked file cand, loading it (its dependencies first) for a load; nil
 // when it was not taken: its trace says why, and r.stopped() whether the search goes on.
-func (r *run) takeCandidate(st *StepTrace, ct CandidateTrace, cand *candidate.File, root string) *LoadedLibrary {
+func (r *cascade) acceptFile(st *StepTrace, ct CandidateTrace, cand *candidate.File, root string) *LoadedLibrary {
 	var lib *LoadedLibrary
 	if r.mode == loadFirst {
 		if lib = r.loadCandidate(st, &ct, cand); lib == nil {
@@ -308,5 +311,5 @@ func (r *run) takeCandidate(st *StepTrace, ct CandidateTrace, cand *candidate.Fi
 	if !lib.AlreadyLoaded {
 		lib.CUDAInfo = ct.CUDAInfo
 	}
-	return r.take(st, ct, lib, root)
+	return r.record(st, ct, lib, root)
 }
