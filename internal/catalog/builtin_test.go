@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 )
 
 var update = flag.Bool("update", false, "rewrite builtin_gen.go from builtin/packs/nvidia.toml")
@@ -76,7 +77,7 @@ func TestBuiltinCatalog(t *testing.T) {
 			t.Errorf("Cached(%q) of the builtin pack differs from what New reads", dir)
 		}
 		if dir != "" {
-			if _, err := os.Stat(CacheFile(dir, c.Hash())); !os.IsNotExist(err) {
+			if _, err := os.Stat(cachedir.CatalogFile(dir, c.Hash())); !os.IsNotExist(err) {
 				t.Errorf("the builtin catalog was written to the cache (%v): it is in the binary", err)
 			}
 		}
