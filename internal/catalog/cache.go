@@ -82,8 +82,11 @@ func cacheFileSeen(dir string, cat *Catalog) string {
 	return observe.StatSeen(fi, err)
 }
 
+//go:generate go run ./gen
+
 // Cached is New with its result kept in dir ("" for no cache). The builtin pack alone, the common
-// case, is in the binary already (builtin_gen.go): neither decoded nor cached.
+// case, is in the binary already (builtin_gen.go, which go generate writes): neither decoded nor
+// cached.
 func Cached(dir string, packs ...Pack) (*Catalog, error) {
 	return cached(dir, hashPacks(packs), packs)
 }

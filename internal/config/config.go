@@ -175,9 +175,12 @@ func Defaults() *Config {
 	return &Config{LibraryOrder: map[string][]string{}, LibraryCompatibility: map[string]compat.Mode{}, Plugins: map[string]*Plugin{}, hash: sha256.New()}
 }
 
+//go:generate go run ./gen
+
 // builtinLayer is the built-in defaults applied once per process: decoding them and finding each
 // key's position was a fifth of a warm Finder's start. They are decoded already (builtinFile, in
-// builtin_gen.go): a process that reads no other layer decodes no TOML. Each Finder gets its own copy.
+// builtin_gen.go, which go generate writes from DecodeBuiltin): a process that reads no other layer
+// decodes no TOML. Each Finder gets its own copy.
 var builtinLayer = sync.OnceValues(func() (*Config, error) {
 	c := Defaults()
 	return c, c.apply("builtin:pathfinder.toml", builtin.DefaultConfig(), builtinFile())
@@ -250,6 +253,13 @@ func Load(opts Options) (*Config, error) {
 		}
 	}
 	return c, c.Check()
+}
+
+// DecodeBuiltin is builtin/pathfinder.toml decoded, a *file: what gen writes out as builtinFile.
+func DecodeBuiltin() (any, error) {
+	var f file
+	err := tomlx.Decode("builtin:pathfinder.toml", builtin.DefaultConfig(), &f)
+	return &f, err
 }
 
 // Apply reads the layer name, whose contents are data, over c.
