@@ -5,29 +5,26 @@ import (
 	"errors"
 	"maps"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // Decoding TOML is most of a warm process's start-up (10 ms for the builtin pack); a checked catalog
-// is kept under its packs' hash in a compact form that decodes in a tenth of a millisecond (JSON took
-// a whole one, gob half of one plus its package's start-up). A cache file that is missing,
-// unreadable, for other packs or for another layout of Entry is ignored and rewritten.
+// is kept under its packs' hash (cachedir.CatalogFile, a checksummed file) in a compact form that
+// decodes in a tenth of a millisecond (JSON took a whole one, gob half of one plus its package's
+// start-up). A cache file that is missing, unreadable, for other packs or for another layout of
+// Entry is ignored and rewritten.
 //
 // The form: the packs' hash, the layout (Entry's field names and kinds), the entry count, then each
 // entry's fields in order: a string as uvarint length and bytes, a []string as uvarint count and
 // strings, a map[string]string as uvarint count and key, value strings in key order, a bool as one
 // byte.
-
-// CacheFile is the file in dir that holds the catalog of packs with this hash.
-func CacheFile(dir, hash string) string { return filepath.Join(dir, "catalog-"+hash[:32]+".bin") }
 
 // entryLayout is what of Entry is stored, worked out on first use (not at start-up, which
 // `pathfinder version` pays too): the fields, Library's then Kind and Pack, and the layout, their
@@ -81,12 +78,15 @@ func cacheFileSeen(dir string, cat *Catalog) string {
 	if dir == "" || cat.hash == builtinHash {
 		return ""
 	}
-	fi, err := os.Stat(CacheFile(dir, cat.Hash()))
+	fi, err := os.Stat(cachedir.CatalogFile(dir, cat.Hash()))
 	return observe.StatSeen(fi, err)
 }
 
+//go:generate go run ./gen
+
 // Cached is New with its result kept in dir ("" for no cache). The builtin pack alone, the common
-// case, is in the binary already (builtin_gen.go): neither decoded nor cached.
+// case, is in the binary already (builtin_gen.go, which go generate writes): neither decoded nor
+// cached.
 func Cached(dir string, packs ...Pack) (*Catalog, error) {
 	return cached(dir, hashPacks(packs), packs)
 }
@@ -103,8 +103,8 @@ func cached(dir, hash string, packs []Pack) (*Catalog, error) {
 	if dir == "" {
 		return New(packs...)
 	}
-	path := CacheFile(dir, hash)
-	if data, ok := cachefile.Read(path); ok {
+	path := cachedir.CatalogFile(dir, hash)
+	if data, ok := cachedir.Read(path); ok {
 		if entries, err := decodeEntries(data, hash); err == nil {
 			return fromEntries(hash, entries), nil
 		}
@@ -119,7 +119,7 @@ func cached(dir, hash string, packs []Pack) (*Catalog, error) {
 			entries = append(entries, c.byName[key{k.Kind, n}])
 		}
 	}
-	cachefile.Write(path, encodeEntries(hash, entries))
+	cachedir.Write(path, encodeEntries(hash, entries))
 	return c, nil
 }
 

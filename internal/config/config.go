@@ -175,9 +175,12 @@ func Defaults() *Config {
 	return &Config{LibraryOrder: map[string][]string{}, LibraryCompatibility: map[string]compat.Mode{}, Plugins: map[string]*Plugin{}, hash: sha256.New()}
 }
 
+//go:generate go run ./gen
+
 // builtinLayer is the built-in defaults applied once per process: decoding them and finding each
 // key's position was a fifth of a warm Finder's start. They are decoded already (builtinFile, in
-// builtin_gen.go): a process that reads no other layer decodes no TOML. Each Finder gets its own copy.
+// builtin_gen.go, which go generate writes from DecodeBuiltin): a process that reads no other layer
+// decodes no TOML. Each Finder gets its own copy.
 var builtinLayer = sync.OnceValues(func() (*Config, error) {
 	c := Defaults()
 	return c, c.apply("builtin:pathfinder.toml", builtin.DefaultConfig(), builtinFile())
@@ -250,6 +253,13 @@ func Load(opts Options) (*Config, error) {
 		}
 	}
 	return c, c.Check()
+}
+
+// DecodeBuiltin is builtin/pathfinder.toml decoded, a *file: what gen writes out as builtinFile.
+func DecodeBuiltin() (any, error) {
+	var f file
+	err := tomlx.Decode("builtin:pathfinder.toml", builtin.DefaultConfig(), &f)
+	return &f, err
 }
 
 // Apply reads the layer name, whose contents are data, over c.
@@ -539,68 +549,6 @@ func (c *Config) usedInNote(name string) string {
 		return " (named in " + strings.Join(u, ", ") + ")"
 	}
 	return ""
-}
-
-// Cache is where the on-disk caches are, or why they are off.
-type Cache struct {
-	Dir      string // "" when off
-	Off      string // why they are off; "" when on
-	Disabled bool   // off on purpose: PATHFINDER_NO_CACHE=1 or [cache] enabled = false
-}
-
-// CacheBase is where the on-disk caches are, or why they are off. Of the cache dir only its own
-// last components are ever made: those of $PATHFINDER_CACHE_DIR and [cache] dir below a directory
-// that exists, "pathfinder" in $XDG_CACHE_HOME, ".cache/pathfinder" in an existing $HOME (Debian's
-// nobody has HOME=/nonexistent, which root must not make); and a missing $XDG_CACHE_HOME is made
-// here (makeCacheHome). check judges the dir, given the directory that must exist above it
-// (cachefile.Check): one others may write is a way to choose what find answers, and is not used.
-func (c *Config) CacheBase(getenv func(string) string, check func(dir, anchor string) error) Cache {
-	switch {
-	case !c.CacheEnabled:
-		return Cache{Off: "[cache] enabled = false", Disabled: true}
-	case getenv("PATHFINDER_NO_CACHE") == "1":
-		return Cache{Off: "PATHFINDER_NO_CACHE=1", Disabled: true}
-	}
-	dir, from := getenv("PATHFINDER_CACHE_DIR"), "$PATHFINDER_CACHE_DIR"
-	if dir == "" {
-		dir, from = c.CacheDir, "[cache] dir"
-	}
-	anchor := filepath.Dir(dir)
-	switch {
-	case dir != "" && !filepath.IsAbs(dir):
-		return Cache{Off: fmt.Sprintf("%s %q is a relative path, and none is resolved against the working directory", from, dir)}
-	case dir != "":
-	case filepath.IsAbs(getenv("XDG_CACHE_HOME")):
-		anchor = getenv("XDG_CACHE_HOME")
-		dir, from = filepath.Join(anchor, "pathfinder"), "$XDG_CACHE_HOME"
-		makeCacheHome(dir, getenv("HOME"))
-	case filepath.IsAbs(getenv("HOME")):
-		anchor = getenv("HOME")
-		dir, from = filepath.Join(anchor, ".cache", "pathfinder"), "$HOME"
-	default:
-		return Cache{Off: "neither $XDG_CACHE_HOME nor $HOME is an absolute path"}
-	}
-	if err := check(dir, anchor); err != nil {
-		return Cache{Off: fmt.Sprintf("%s (from %s): %v", dir, from, err)}
-	}
-	return Cache{Dir: dir}
-}
-
-// makeCacheHome makes dir, "pathfinder" in $XDG_CACHE_HOME, when $XDG_CACHE_HOME is missing, with
-// the directories above it that are missing, mode 0700, as the XDG Base Directory specification
-// asks of a program that writes there; never $HOME, nor a directory inside a $HOME that is missing.
-// Whatever it could not make, check says.
-func makeCacheHome(dir, home string) {
-	xdg := filepath.Dir(dir)
-	if _, err := os.Stat(xdg); !os.IsNotExist(err) {
-		return
-	}
-	if filepath.IsAbs(home) {
-		if _, err := os.Stat(home); os.IsNotExist(err) && (xdg == home || strings.HasPrefix(xdg, strings.TrimSuffix(home, "/")+"/")) {
-			return
-		}
-	}
-	os.MkdirAll(dir, 0o700)
 }
 
 // resolvePath makes p, written in the config file name, absolute: a relative path is relative to

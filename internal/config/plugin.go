@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
@@ -151,28 +150,18 @@ func (c *Config) Info(p *Plugin) inspect.PluginInfo {
 
 // CheckPins refuses a pinned plugin whose file does not match its pin, when the config is read, so
 // the error names the pin's file:line:col before any search. Hashing a module costs milliseconds
-// (tens on slow disks), so a match is remembered under the cache dir (base, "" for none) with what a
-// stat of the file saw; the next process re-hashes only a changed file. Loading the module checks
-// the pin again, always, on the bytes it loads: the memo only saves an early check.
+// (tens on slow disks), so a match is remembered under the cache dir (base, "" for none): the next
+// process re-hashes only a changed file (cachedir.PinMemo). Loading the module checks the pin again,
+// always, on the bytes it loads.
 func (c *Config) CheckPins(base string) error {
 	for _, name := range c.PluginNames() {
 		p := c.Plugins[name]
 		if p.SHA256 == "" {
 			continue
 		}
-		var memo, seen string
-		if p.Source.File != "" && base != "" {
-			sum := sha256.Sum256([]byte(p.Source.File))
-			memo = filepath.Join(base, "pins", hex.EncodeToString(sum[:16]))
-			fi, err := os.Stat(p.Source.File)
-			seen = p.SHA256 + " " + observe.StatSeen(fi, err)
-			if err == nil { // a rewrite in place keeps size, inode and mtime, never the ctime
-				seen += fmt.Sprintf(" ctime %d", observe.ChangeTime(fi))
-			}
-			seen += "\n"
-			if b, ok := cachefile.Read(memo); ok && string(b) == seen {
-				continue
-			}
+		memo := cachedir.Pin(base, p.Source.File, p.SHA256)
+		if memo.Holds() {
+			continue
 		}
 		code, err := p.Code()
 		if err != nil {
@@ -182,9 +171,7 @@ func (c *Config) CheckPins(base string) error {
 			return c.pluginErrorAt(p, "sha256", "pin", fmt.Errorf("%s has sha256 %s, not the pinned %s: refused (a changed plugin needs a new pin)",
 				p.Source, hex.EncodeToString(sum[:]), p.SHA256))
 		}
-		if memo != "" {
-			cachefile.Write(memo, []byte(seen))
-		}
+		memo.Remember()
 	}
 	return nil
 }

@@ -3,5 +3,5 @@
 // the default directories, the hwcaps subdirectories, and the ELF checks that make it skip a file).
 package loadermodel
 
-// testdata/ld.so.cache* come from the real ldconfig; TestGoldenCaches proves they are current.
-//go:generate go test -run TestGoldenCaches -update
+// testdata/ld.so.cache* are test data from the real ldconfig, not generated code: TestGoldenCaches
+// proves they are current, and go test -run TestGoldenCaches -update rewrites them.

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
@@ -76,10 +76,10 @@ type Store struct {
 	dir  string // "" when the cache is off
 	base string // what every key of the store shares
 
-	writeErr cachefile.FirstError
+	writeErr cachedir.FirstError
 }
 
-// New returns the store under dir ("" for none) for searches that share base: the platform and the
+// New returns the store under dir (cachedir.Results; "" for none) for searches that share base: the platform and the
 // hashes of the config, the packs and the builtin module.
 func New(dir string, base ...string) *Store {
 	s := &Store{dir: dir, base: fmt.Sprintf("pathfinder result %d\x00%s\x00", Version, layout)}
@@ -100,7 +100,7 @@ func (s *Store) Key(kind abi.Kind, name, check string) string {
 }
 
 // Path is the file of the entry key.
-func (s *Store) Path(key string) string { return filepath.Join(s.dir, key[:2], key+".json") }
+func (s *Store) Path(key string) string { return cachedir.ResultFile(s.dir, key) }
 
 // Read returns the entry key when there is a well-formed one: of this version and key, an answer or
 // an error (not both), with observations. Anything else — no entry, a corrupt or foreign one — is nil.
@@ -108,7 +108,7 @@ func (s *Store) Read(key string) *Entry {
 	if key == "" {
 		return nil
 	}
-	data, ok := cachefile.Read(s.Path(key))
+	data, ok := cachedir.Read(s.Path(key))
 	if !ok {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (s *Store) Write(key string, c *Entry) {
 	c.Version, c.Key = Version, key
 	data, err := json.Marshal(c)
 	if err == nil {
-		err = cachefile.Write(s.Path(key), data)
+		err = cachedir.Write(s.Path(key), data)
 	}
 	s.writeErr.Note(err)
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
@@ -126,7 +125,7 @@ type Engine struct {
 	catalog  *catalog.Catalog
 	packs    *config.Packs // the descriptor packs the catalog was read from
 	platform Platform
-	cache    config.Cache       // the caches' directory, or why they are off
+	cache    cachedir.Location  // the caches' directory, or why they are off
 	cacheDir string             // the compilation cache, "" when off
 	results  *resultcache.Store // the result cache
 
@@ -210,7 +209,7 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache := cfg.CacheBase(getenv, cachefile.Check)
+	cache := cachedir.Locate(cfg.CacheEnabled, cfg.CacheDir, getenv)
 	base := cache.Dir
 	if err := cfg.CheckPins(base); err != nil {
 		return nil, err
@@ -252,12 +251,8 @@ func New(opts Options) (*Engine, error) {
 	if opts.Platform.OS != "" {
 		f.platform = opts.Platform
 	}
-	var resultDir string
-	if base != "" {
-		f.cacheDir = filepath.Join(base, "wazero-"+runtime.Version())
-		resultDir = filepath.Join(base, "results")
-	}
-	f.results = resultcache.New(resultDir, f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
+	f.cacheDir = cachedir.Compiled(base)
+	f.results = resultcache.New(cachedir.Results(base), f.platform.String(), fmt.Sprintf("%x", cfg.Hash()), cat.Hash(), builtin.StepsModuleHash())
 	view := func(full bool) func() driverView {
 		return sync.OnceValue(func() driverView {
 			if opts.Driver != nil {

@@ -24,7 +24,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
@@ -833,7 +833,7 @@ func TestFaults_resultCache(t *testing.T) {
 	rewrite := func(path string) func(t *testing.T, f *Engine, base string) {
 		return func(t *testing.T, f *Engine, base string) {
 			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
-			data, ok := cachefile.Read(p)
+			data, ok := cachedir.Read(p)
 			var c resultcache.Entry
 			if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
 				t.Fatalf("no entry to rewrite at %s", p)
@@ -842,7 +842,7 @@ func TestFaults_resultCache(t *testing.T) {
 			c.Library.Path = path
 			c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
 			b, _ := json.Marshal(c)
-			cachefile.Write(p, b)
+			cachedir.Write(p, b)
 		}
 	}
 	shadow := put(t, dir, "lib/shadow", []byte("root:$6$secret:19000:0:99999:7:::\n")) // in the granted directory, no library

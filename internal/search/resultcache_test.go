@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
@@ -291,7 +291,7 @@ func TestCatalog_Remembered(t *testing.T) {
 		t.Fatal("another cache directory: the remembered catalog")
 	}
 	now, _ := catalog.Remembered(base, packs)
-	file := catalog.CacheFile(base, now.Hash())
+	file := cachedir.CatalogFile(base, now.Hash())
 	if err := os.WriteFile(file, []byte("changed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestResultCache_revalidates(t *testing.T) {
 	rewriteEntry := func(t *testing.T, env testEnv, config, path string) {
 		f := newFinder(t, env, config)
 		p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
-		data, ok := cachefile.Read(p)
+		data, ok := cachedir.Read(p)
 		var c resultcache.Entry
 		if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
 			t.Fatalf("no entry at %s", p)
@@ -339,7 +339,7 @@ func TestResultCache_revalidates(t *testing.T) {
 		c.Library.Path, c.Library.FoundVia = path, "was-already-loaded-from-elsewhere"
 		c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
 		b, _ := json.Marshal(c)
-		cachefile.Write(p, b)
+		cachedir.Write(p, b)
 	}
 	for _, tt := range []struct {
 		name  string

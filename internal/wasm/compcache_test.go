@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 )
 
 // cacheState is every file and directory under dir with what a write changes: its identity, size
@@ -65,8 +65,8 @@ func checkWhole(t *testing.T, dir string) {
 		t.Fatalf("cache holds %v; want one module directory", names)
 	}
 	mod := filepath.Join(dir, entries[0].Name())
-	if sum, ok := cachefile.Read(filepath.Join(mod, sumName)); !ok || string(sum) != dirSum(mod) || dirSum(mod) == "" {
-		t.Fatalf("the module directory does not match its checksum (%q, %v; it holds %q)", sum, ok, dirSum(mod))
+	if !cachedir.DirWhole(mod) || len(compiledFiles(mod)) == 0 {
+		t.Fatalf("the module directory does not match its checksum, or holds no compiled code (%v)", compiledFiles(mod))
 	}
 	before := cacheState(t, dir)
 	e := loadIn(t, dir)
@@ -125,19 +125,16 @@ func TestModuleCache_brokenPairHeals(t *testing.T) {
 		name string
 		brk  func(t *testing.T, mod string)
 	}{
-		{"checksum removed", func(t *testing.T, mod string) { mustRemove(t, filepath.Join(mod, sumName)) }},
+		{"checksum removed", func(t *testing.T, mod string) { mustRemove(t, cachedir.SumFile(mod)) }},
 		{"checksum of other contents", func(t *testing.T, mod string) {
-			if err := cachefile.Write(filepath.Join(mod, sumName), []byte(strings.Repeat("0", 64))); err != nil {
+			if err := cachedir.Write(cachedir.SumFile(mod), []byte(strings.Repeat("0", 64))); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{"a compiled file removed", func(t *testing.T, mod string) {
-			filepath.WalkDir(mod, func(p string, d os.DirEntry, err error) error {
-				if err == nil && len(d.Name()) == 64 {
-					mustRemove(t, p)
-				}
-				return nil
-			})
+			for _, p := range compiledFiles(mod) {
+				mustRemove(t, p)
+			}
 		}},
 		{"a file added", func(t *testing.T, mod string) {
 			if err := os.WriteFile(filepath.Join(mod, "extra"), nil, 0o600); err != nil {
@@ -163,6 +160,18 @@ func TestModuleCache_brokenPairHeals(t *testing.T) {
 			checkWhole(t, dir)
 		})
 	}
+}
+
+// compiledFiles are the files of compiled code wazero keeps in mod, named by their 64-digit key.
+func compiledFiles(mod string) []string {
+	var files []string
+	filepath.WalkDir(mod, func(p string, d os.DirEntry, err error) error {
+		if err == nil && len(d.Name()) == 64 {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
 }
 
 func mustRemove(t *testing.T, p string) {

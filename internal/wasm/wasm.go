@@ -24,7 +24,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/bounded"
-	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
@@ -80,7 +80,7 @@ type Engine struct {
 	mu       sync.Mutex
 	modules  map[string]*compiling // by module hash and memory cap
 	refused  map[string]refusal    // by module hash
-	writeErr cachefile.FirstError  // the first error writing the cache dir met
+	writeErr cachedir.FirstError   // the first error writing the cache dir met
 }
 
 // NewEngine returns an engine whose compilation cache lives in cacheDir ("" for none).

@@ -1,22 +1,15 @@
-// Package cachefile reads and writes the host's on-disk cache files so that none is ever trusted by
-// accident: each file carries the sha256 of its contents and is replaced atomically, and a cache
-// directory that others than its owner may write is not used at all, since whoever can write the
-// cache decides what find answers.
-package cachefile
+package cachedir
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
 
 // Write stores data at path behind its checksum, through a temporary file and a rename, so a reader
@@ -30,7 +23,7 @@ func Write(path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	RemoveAbandoned(dir)
+	removeAbandoned(dir)
 	tmp, err := createTemp(dir)
 	if err != nil {
 		return err
@@ -65,10 +58,6 @@ func replace(tmp, path string) error {
 	return err
 }
 
-// tempPrefix starts the name of every temporary file and directory the caches make: RemoveAbandoned
-// removes those whose writer is gone.
-const tempPrefix = ".tmp-"
-
 // createTemp makes a temporary file in dir and holds it (holdTemp): until it is closed, no other
 // process takes it for abandoned.
 func createTemp(dir string) (*os.File, error) {
@@ -85,13 +74,13 @@ func createTemp(dir string) (*os.File, error) {
 	return nil, errors.New("cannot keep a temporary file in " + dir)
 }
 
-// TempDir makes a temporary directory in parent and holds it as createTemp holds a file; release
+// tempDir makes a temporary directory in parent and holds it as createTemp holds a file; release
 // lets go of it (remove it or rename it first).
-func TempDir(parent string) (dir string, release func(), err error) {
+func tempDir(parent string) (dir string, release func(), err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", nil, err
 	}
-	RemoveAbandoned(parent)
+	removeAbandoned(parent)
 	for range 3 {
 		dir, err := os.MkdirTemp(parent, tempPrefix+"*")
 		if err != nil {
@@ -110,9 +99,9 @@ func TempDir(parent string) (dir string, release func(), err error) {
 	return "", nil, errors.New("cannot keep a temporary directory in " + parent)
 }
 
-// RemoveAbandoned removes the temporary files and directories in dir whose writer is gone: a
+// removeAbandoned removes the temporary files and directories in dir whose writer is gone: a
 // process killed between its write and its rename. One a live writer holds is left alone.
-func RemoveAbandoned(dir string) {
+func removeAbandoned(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -171,28 +160,6 @@ func readFile(path string) ([]byte, error) {
 	}
 	rest, err := io.ReadAll(io.LimitReader(f, maxFile))
 	return append(b, rest...), err
-}
-
-// Check says why dir may not hold caches, nil when it may: it is a directory that no one but this
-// user or root can change, nor any directory above it (trust.OthersCanChange), or it does not exist
-// yet and anchor, the directory above it that must exist, does (what lies between is made 0755).
-// Whoever can write a cache decides what is found and, for compiled code, what runs.
-func Check(dir, anchor string) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case err == nil && !fi.IsDir():
-		return errors.New("not a directory")
-	case err != nil && !os.IsNotExist(err):
-		return errors.Unwrap(err)
-	case err != nil:
-		if fi, err := os.Stat(anchor); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%s does not exist, and only the cache's own directories are made", anchor)
-		}
-	}
-	if err := trust.OthersCanChange(dir); err != nil {
-		return fmt.Errorf("not used: %v", err)
-	}
-	return nil
 }
 
 // FirstError keeps the first error writing a cache met: a cache that cannot be written costs every

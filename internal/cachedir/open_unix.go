@@ -1,6 +1,6 @@
 //go:build unix
 
-package cachefile
+package cachedir
 
 import (
 	"os"

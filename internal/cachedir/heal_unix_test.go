@@ -1,6 +1,6 @@
 //go:build unix
 
-package cachefile
+package cachedir
 
 import (
 	"os"
@@ -74,7 +74,7 @@ func TestWrite_removesAbandonedTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	liveDir, release, err := TempDir(dir)
+	liveDir, release, err := tempDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

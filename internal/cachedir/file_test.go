@@ -1,4 +1,4 @@
-package cachefile
+package cachedir
 
 import (
 	"bytes"
@@ -38,8 +38,8 @@ func TestReadWrite(t *testing.T) {
 	}
 }
 
-// TestCheck says why a directory may not hold caches, and that one may.
-func TestCheck(t *testing.T) {
+// Test_check says why a directory may not hold caches, and that one may.
+func Test_check(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	open := filepath.Join(t.TempDir(), "open")
@@ -60,9 +60,9 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Check(tt.dir, tt.anchor)
+			err := check(tt.dir, tt.anchor)
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Fatalf("Check(%q, %q) = %v, want %q", tt.dir, tt.anchor, err, tt.want)
+				t.Fatalf("check(%q, %q) = %v, want %q", tt.dir, tt.anchor, err, tt.want)
 			}
 		})
 	}
