@@ -148,6 +148,17 @@ func (c *Config) Info(p *Plugin) inspect.PluginInfo {
 	}
 }
 
+// CheckPin hashes code, the plugin's module, and refuses it when the plugin is pinned to another
+// hash: the one pin check, when the config is read, when a module is loaded and when it is listed.
+func (p *Plugin) CheckPin(code []byte) (sha string, err error) {
+	sum := sha256.Sum256(code)
+	sha = hex.EncodeToString(sum[:])
+	if p.SHA256 != "" && sha != p.SHA256 {
+		return sha, fmt.Errorf("%s has sha256 %s, not the pinned %s: refused (a changed plugin needs a new pin)", p.Source, sha, p.SHA256)
+	}
+	return sha, nil
+}
+
 // CheckPins refuses a pinned plugin whose file does not match its pin, when the config is read, so
 // the error names the pin's file:line:col before any search. Hashing a module costs milliseconds
 // (tens on slow disks), so a match is remembered under the cache dir (base, "" for none): the next
@@ -167,9 +178,8 @@ func (c *Config) CheckPins(base string) error {
 		if err != nil {
 			return c.pluginErrorAt(p, "source", "read", err)
 		}
-		if sum := sha256.Sum256(code); hex.EncodeToString(sum[:]) != p.SHA256 {
-			return c.pluginErrorAt(p, "sha256", "pin", fmt.Errorf("%s has sha256 %s, not the pinned %s: refused (a changed plugin needs a new pin)",
-				p.Source, hex.EncodeToString(sum[:]), p.SHA256))
+		if _, err := p.CheckPin(code); err != nil {
+			return c.pluginErrorAt(p, "sha256", "pin", err)
 		}
 		memo.Remember()
 	}

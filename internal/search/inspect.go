@@ -2,10 +2,7 @@ package search
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
@@ -95,10 +92,8 @@ func (f *Engine) pluginInfo(ctx context.Context, p *config.Plugin) (inspect.Plug
 		problem("read", err)
 		return info, problems
 	}
-	sum := sha256.Sum256(code)
-	info.SHA256 = hex.EncodeToString(sum[:])
-	if p.SHA256 != "" && p.SHA256 != info.SHA256 {
-		problem("pin", fmt.Errorf("sha256 is %s, but %s pins %s: refused", info.SHA256, f.cfg.Where("plugin."+p.Name+".sha256"), p.SHA256))
+	if info.SHA256, err = p.CheckPin(code); err != nil {
+		problem("pin", err)
 		return info, problems
 	}
 	deadline := f.now().Add(p.Timeout)
