@@ -43,9 +43,6 @@ const (
 	maxLogLines = 1000
 )
 
-// MaxModuleBytes bounds a plugin module's size; a Go plugin is 2–4 MB.
-const MaxModuleBytes = 32 << 20
-
 // Compiling a module is part of the step that needs it, so it has that step's timeout: wazero
 // cannot interrupt the compilation of a function, and some shapes cost time quadratic in their size
 // (nested loops and one br_table: 0.5 s at 20 KB, 1.7 s at 40 KB here; docs/performance.md has the
@@ -127,8 +124,8 @@ type moduleRuntime struct {
 
 // Load compiles wasm (or finds it compiled) with a memory cap of memoryBytes, within timeout.
 func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64, timeout time.Duration) (*Module, error) {
-	if len(wasm) > MaxModuleBytes {
-		return nil, fmt.Errorf("a module of %d bytes is over the %d-byte limit", len(wasm), MaxModuleBytes)
+	if len(wasm) > abi.MaxModuleBytes {
+		return nil, fmt.Errorf("a module of %d bytes is over the %d-byte limit", len(wasm), abi.MaxModuleBytes)
 	}
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
