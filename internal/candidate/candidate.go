@@ -27,6 +27,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // Dir is a directory granted to a step.
@@ -58,7 +59,7 @@ func (g *Granted) now() time.Time {
 type File struct {
 	Host  string            // its host path: the path loaded and printed
 	Real  string            // where the links on its way lead, when there are any: as the walk that opened File went
-	Links []observe.Link    // those links, in order
+	Links []sandboxfs.Link  // those links, in order
 	File  *os.File          // open; nil for a header directory
 	Info  fs.FileInfo       // as validation saw it
 	Needs loadermodel.Needs // what an ELF shared object asks of the loader
@@ -173,7 +174,7 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 // RefusedError is a candidate refused after links were met on its way: the links, in order, and
 // why it was refused.
 type RefusedError struct {
-	Links []observe.Link
+	Links []sandboxfs.Link
 	Err   error
 }
 
@@ -181,7 +182,7 @@ func (e *RefusedError) Error() string { return e.Err.Error() }
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // LinksOf are the links on the way to a candidate that err refused, if any were met.
-func LinksOf(err error) []observe.Link {
+func LinksOf(err error) []sandboxfs.Link {
 	var re *RefusedError
 	if errors.As(err, &re) {
 		return re.Links
@@ -192,7 +193,7 @@ func LinksOf(err error) []observe.Link {
 // open is Open; without keep, a file whose content this process judged already (checked) is not
 // opened again. A refusal after links were met says which (RefusedError).
 func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (_ *File, err error) {
-	var reached observe.Reached
+	var reached sandboxfs.Reached
 	defer func() {
 		if err != nil && len(reached.Links) > 0 {
 			err = &RefusedError{Links: reached.Links, Err: err}
@@ -251,14 +252,14 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		// user re-points the links meanwhile. The open cannot block: a FIFO swapped in since the
 		// stat is refused.
 		// A Windows host's paths (guestpath) follow no link that leads out.
-		if c.File, now, reached, err = observe.OpenReached(dir.Root, dir.Path, rel, fi, !g.Paths.Windows()); err != nil {
+		if c.File, now, reached, err = sandboxfs.OpenReached(dir.Root, dir.Path, rel, fi, !g.Paths.Windows()); err != nil {
 			if len(reached.Links) > 0 {
 				return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
 			}
 			return nil, unwrapPath(err)
 		}
 	case !reached.Out:
-		if _, r, err := observe.Follow(dir.Path, rel); err == nil {
+		if _, r, err := sandboxfs.Follow(dir.Path, rel); err == nil {
 			reached = r
 		}
 	}
@@ -358,10 +359,10 @@ func judged(fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (contentVerdict
 	return v.(contentVerdict), true
 }
 
-// stat stats rel inside dir as the step saw it (observe.StatIn), and records what it saw:
+// stat stats rel inside dir as the step saw it (sandboxfs.StatIn), and records what it saw:
 // validation's verdict depends on it.
-func (g *Granted) stat(dir *Dir, rel string) (fs.FileInfo, observe.Reached, error) {
-	fi, reached, seen, err := observe.StatIn(dir.Root, dir.Path, rel)
+func (g *Granted) stat(dir *Dir, rel string) (fs.FileInfo, sandboxfs.Reached, error) {
+	fi, reached, seen, err := sandboxfs.StatIn(dir.Root, dir.Path, rel)
 	g.Rec.Add(observe.Observation{Root: dir.Path, Path: path.Clean(rel), What: observe.Stat, Seen: seen})
 	return fi, reached, err
 }

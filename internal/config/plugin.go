@@ -19,6 +19,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
 
@@ -78,7 +79,7 @@ func (p *Plugin) Code() ([]byte, error) {
 	if p.Source.Builtin != "" {
 		return builtin.StepsModule(), nil
 	}
-	f, fi, err := observe.Open(p.Source.File)
+	f, fi, err := sandboxfs.Open(p.Source.File)
 	if err == nil && fi.IsDir() {
 		f.Close()
 		err = errors.New("a directory")

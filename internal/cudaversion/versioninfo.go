@@ -12,6 +12,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // fromVersionInfo dates a Windows DLL by its VS_VERSIONINFO. NVIDIA's DLLs carry a file version
@@ -30,7 +31,7 @@ func fromVersionInfo(a Artifact, rec *observe.Recorder) (Answer, string) {
 	if _, err := rec.Stat(a.Path); err != nil {
 		return Answer{}, a.Path + ": " + why(err)
 	}
-	f, _, err := observe.Open(a.Path)
+	f, _, err := sandboxfs.Open(a.Path)
 	if err != nil {
 		return Answer{}, a.Path + ": " + why(err)
 	}

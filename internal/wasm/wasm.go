@@ -27,6 +27,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/cachefile"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
@@ -339,7 +340,7 @@ func (g Grants) fingerprint() string {
 }
 
 type instance struct {
-	mounts         []*observe.RootFS
+	mounts         []*sandboxfs.RootFS
 	mod            api.Module
 	alloc, search  api.Function
 	stdout, stderr bounded.Buffer // the first guestOutputLimit bytes a guest prints; the rest is dropped
@@ -419,7 +420,7 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 	inst := &instance{stdout: bounded.Buffer{Limit: guestOutputLimit}, stderr: bounded.Buffer{Limit: guestOutputLimit}}
 	fsc := wazero.NewFSConfig()
 	for _, mt := range g.Mounts {
-		rfs := observe.NewRootFS(mt.Root, mt.Path)
+		rfs := sandboxfs.NewRootFS(mt.Root, mt.Path)
 		inst.mounts = append(inst.mounts, rfs)
 		fsc = fsc.WithFSMount(rfs, mt.guestPath())
 	}
