@@ -13,6 +13,10 @@ import (
 // Version is the plugin ABI version. The host refuses a plugin that reports another one.
 const Version = 1
 
+// MaxModuleBytes bounds a plugin module's size: the host refuses a larger one before compiling it.
+// A plugin built by Go is 2–4 MB.
+const MaxModuleBytes = 32 << 20
+
 // Export and import names of version 1. A plugin is a WASI preview-1 reactor that exports
 // ExportVersion, ExportAlloc and ExportSearch (ExportDescribe is optional) and may import
 // ImportLog from module ImportModule.

@@ -6,7 +6,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/input"
-	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
@@ -78,7 +78,7 @@ func candidateOf(c search.CandidateTrace) CandidateTrace {
 		Path: c.Path, FoundVia: c.FoundVia, Taken: c.Taken, Refused: c.Refused, LoadProblem: c.LoadProblem,
 		Note: c.Note, CUDAInfo: CUDAInfo(c.CUDAInfo), VersionDetail: c.VersionDetail,
 		Incompatible: c.Incompatible, KeptBack: c.KeptBack,
-		Links: each(c.Links, func(l observe.Link) Link { return Link(l) }),
+		Links: each(c.Links, func(l sandboxfs.Link) Link { return Link(l) }),
 	}
 }
 

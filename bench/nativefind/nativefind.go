@@ -5,13 +5,13 @@
 package nativefind
 
 import (
-	"debug/elf"
 	"os"
 	"runtime"
 
 	"github.com/BurntSushi/toml"
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/plugins/conda"
 	"github.com/pathfinder-dev/pathfinder/plugins/envroots"
 	"github.com/pathfinder-dev/pathfinder/plugins/wheels"
@@ -36,7 +36,7 @@ func Find(lib abi.Descriptor, sites []string) (string, bool) {
 	env := abi.Env{FS: os.DirFS("/"), Getenv: os.Getenv}
 	for _, search := range []abi.SearchFunc{wheels.Search, conda.Search, envroots.Search} {
 		for _, c := range search(env, req).Candidates {
-			if f, err := elf.Open(c.Path); err == nil {
+			if f, err := binfmt.OpenELF(c.Path); err == nil {
 				f.Close()
 				return c.Path, true
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
@@ -341,13 +341,12 @@ func sameFile(a, b string) (bool, error) {
 // loadableHere reports whether p is a shared object the loader of this process would take: a
 // 64-bit ELF file for this machine (it passes over others and goes on to the next directory).
 func loadableHere(p string) bool {
-	f, err := elf.Open(p)
+	f, err := binfmt.OpenELF(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
-	return f.Class == elf.ELFCLASS64 && f.Machine == want
+	return f.Class == binfmt.Class64 && f.Machine == binfmt.MachineOf(runtime.GOARCH)
 }
 
 // checkCache: a cache that is off without being turned off, or that cannot be written, answers

@@ -5,8 +5,6 @@
 package candidate
 
 import (
-	"debug/elf"
-	"debug/pe"
 	"errors"
 	"fmt"
 	"io"
@@ -22,11 +20,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // Dir is a directory granted to a step.
@@ -56,12 +56,12 @@ func (g *Granted) now() time.Time {
 
 // File is a candidate validation accepted, still open: what is loaded is this very file.
 type File struct {
-	Host  string            // its host path: the path loaded and printed
-	Real  string            // where the links on its way lead, when there are any: as the walk that opened File went
-	Links []observe.Link    // those links, in order
-	File  *os.File          // open; nil for a header directory
-	Info  fs.FileInfo       // as validation saw it
-	Needs loadermodel.Needs // what an ELF shared object asks of the loader
+	Host  string           // its host path: the path loaded and printed
+	Real  string           // where the links on its way lead, when there are any: as the walk that opened File went
+	Links []sandboxfs.Link // those links, in order
+	File  *os.File         // open; nil for a header directory
+	Info  fs.FileInfo      // as validation saw it
+	Needs binfmt.Needs     // what an ELF shared object asks of the loader
 }
 
 // Close closes the file, if one is open.
@@ -173,7 +173,7 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 // RefusedError is a candidate refused after links were met on its way: the links, in order, and
 // why it was refused.
 type RefusedError struct {
-	Links []observe.Link
+	Links []sandboxfs.Link
 	Err   error
 }
 
@@ -181,7 +181,7 @@ func (e *RefusedError) Error() string { return e.Err.Error() }
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // LinksOf are the links on the way to a candidate that err refused, if any were met.
-func LinksOf(err error) []observe.Link {
+func LinksOf(err error) []sandboxfs.Link {
 	var re *RefusedError
 	if errors.As(err, &re) {
 		return re.Links
@@ -192,7 +192,7 @@ func LinksOf(err error) []observe.Link {
 // open is Open; without keep, a file whose content this process judged already (checked) is not
 // opened again. A refusal after links were met says which (RefusedError).
 func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool) (_ *File, err error) {
-	var reached observe.Reached
+	var reached sandboxfs.Reached
 	defer func() {
 		if err != nil && len(reached.Links) > 0 {
 			err = &RefusedError{Links: reached.Links, Err: err}
@@ -251,14 +251,14 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 		// user re-points the links meanwhile. The open cannot block: a FIFO swapped in since the
 		// stat is refused.
 		// A Windows host's paths (guestpath) follow no link that leads out.
-		if c.File, now, reached, err = observe.OpenReached(dir.Root, dir.Path, rel, fi, !g.Paths.Windows()); err != nil {
+		if c.File, now, reached, err = sandboxfs.OpenReached(dir.Root, dir.Path, rel, fi, !g.Paths.Windows()); err != nil {
 			if len(reached.Links) > 0 {
 				return nil, fmt.Errorf("%s: %v", reached, unwrapPath(err))
 			}
 			return nil, unwrapPath(err)
 		}
 	case !reached.Out:
-		if _, r, err := observe.Follow(dir.Path, rel); err == nil {
+		if _, r, err := sandboxfs.Follow(dir.Path, rel); err == nil {
 			reached = r
 		}
 	}
@@ -323,12 +323,12 @@ type contentKey struct {
 }
 
 type contentVerdict struct {
-	needs loadermodel.Needs
+	needs binfmt.Needs
 	err   error
 }
 
 // checkContentOnce is CheckContent, remembered for the open file f that fi (its fstat) describes.
-func checkContentOnce(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (loadermodel.Needs, error) {
+func checkContentOnce(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (binfmt.Needs, error) {
 	id, ok := identify(fi)
 	if !ok {
 		return CheckContent(f, fi, e, plat)
@@ -358,10 +358,10 @@ func judged(fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (contentVerdict
 	return v.(contentVerdict), true
 }
 
-// stat stats rel inside dir as the step saw it (observe.StatIn), and records what it saw:
+// stat stats rel inside dir as the step saw it (sandboxfs.StatIn), and records what it saw:
 // validation's verdict depends on it.
-func (g *Granted) stat(dir *Dir, rel string) (fs.FileInfo, observe.Reached, error) {
-	fi, reached, seen, err := observe.StatIn(dir.Root, dir.Path, rel)
+func (g *Granted) stat(dir *Dir, rel string) (fs.FileInfo, sandboxfs.Reached, error) {
+	fi, reached, seen, err := sandboxfs.StatIn(dir.Root, dir.Path, rel)
 	g.Rec.Add(observe.Observation{Root: dir.Path, Path: path.Clean(rel), What: observe.Stat, Seen: seen})
 	return fi, reached, err
 }
@@ -397,7 +397,7 @@ func unwrapPath(err error) error {
 // libraries and binaries (format, class, machine, type), the magic of archives and bitcode, and a
 // shared object that is not the library declared (another DT_SONAME) or is an executable. For an
 // ELF shared object it also returns what it needs of the loader.
-func CheckContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (loadermodel.Needs, error) {
+func CheckContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platform) (binfmt.Needs, error) {
 	var magic [4]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	head := string(magic[:n])
@@ -405,39 +405,39 @@ func CheckContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platfor
 	case abi.KindStaticLib:
 		var ar [8]byte
 		if n, _ := f.ReadAt(ar[:], 0); string(ar[:n]) != "!<arch>\n" {
-			return loadermodel.Needs{}, errors.New("not an ar archive")
+			return binfmt.Needs{}, errors.New("not an ar archive")
 		}
-		return loadermodel.Needs{}, nil
+		return binfmt.Needs{}, nil
 	case abi.KindBitcode:
 		if head != "BC\xc0\xde" && head != "\xde\xc0\x17\x0b" {
-			return loadermodel.Needs{}, errors.New("not LLVM bitcode")
+			return binfmt.Needs{}, errors.New("not LLVM bitcode")
 		}
-		return loadermodel.Needs{}, nil
+		return binfmt.Needs{}, nil
 	case abi.KindBinary:
 		if plat.OS == "windows" {
 			lower := strings.ToLower(fi.Name())
 			if strings.HasSuffix(lower, ".bat") || strings.HasSuffix(lower, ".cmd") {
-				return loadermodel.Needs{}, nil
+				return binfmt.Needs{}, nil
 			}
-			return loadermodel.Needs{}, checkPE(f, plat, false)
+			return binfmt.Needs{}, checkPE(f, plat, false)
 		}
 		if fi.Mode()&0o111 == 0 {
-			return loadermodel.Needs{}, errors.New("not executable")
+			return binfmt.Needs{}, errors.New("not executable")
 		}
 		if strings.HasPrefix(head, "#!") {
-			return loadermodel.Needs{}, nil
+			return binfmt.Needs{}, nil
 		}
-		_, err := checkELF(f, plat, elf.ET_EXEC, elf.ET_DYN)
-		return loadermodel.Needs{}, err
+		_, err := checkELF(f, plat, binfmt.TypeExec, binfmt.TypeDyn)
+		return binfmt.Needs{}, err
 	}
 	if plat.OS == "windows" {
-		return loadermodel.Needs{}, checkPE(f, plat, true)
+		return binfmt.Needs{}, checkPE(f, plat, true)
 	}
-	ef, err := checkELF(f, plat, elf.ET_DYN)
+	ef, err := checkELF(f, plat, binfmt.TypeDyn)
 	if err != nil {
-		return loadermodel.Needs{}, err
+		return binfmt.Needs{}, err
 	}
-	needs, err := loadermodel.ReadNeeds(ef)
+	needs, err := ef.Needs()
 	switch {
 	case err != nil:
 		return needs, errors.New("unreadable dynamic section: " + strings.TrimPrefix(err.Error(), "elf: "))
@@ -450,19 +450,19 @@ func CheckContent(f *os.File, fi fs.FileInfo, e *catalog.Entry, plat abi.Platfor
 }
 
 // checkELF refuses what the loader would refuse: not ELF, another class or machine, another type.
-func checkELF(r io.ReaderAt, plat abi.Platform, types ...elf.Type) (*elf.File, error) {
-	ef, err := elf.NewFile(r)
+func checkELF(r io.ReaderAt, plat abi.Platform, types ...binfmt.Type) (*binfmt.ELF, error) {
+	ef, err := binfmt.NewELF(r)
 	if err != nil {
 		return nil, errors.New("not an ELF file: " + strings.TrimPrefix(err.Error(), "elf: "))
 	}
-	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "ppc64le": elf.EM_PPC64, "riscv64": elf.EM_RISCV}[plat.Arch]
+	want := binfmt.MachineOf(plat.Arch)
 	switch {
-	case ef.Class != elf.ELFCLASS64:
+	case ef.Class != binfmt.Class64:
 		return nil, fmt.Errorf("a %s file: the process is 64-bit", ef.Class)
 	case want != 0 && ef.Machine != want:
 		return nil, fmt.Errorf("built for %s, not %s", ef.Machine, plat.Arch)
 	case !slices.Contains(types, ef.Type):
-		if len(types) == 1 && types[0] == elf.ET_DYN {
+		if len(types) == 1 && types[0] == binfmt.TypeDyn {
 			return nil, fmt.Errorf("not a shared object (%s)", ef.Type)
 		}
 		return nil, fmt.Errorf("not an executable (%s)", ef.Type)
@@ -472,15 +472,15 @@ func checkELF(r io.ReaderAt, plat abi.Platform, types ...elf.Type) (*elf.File, e
 
 // checkPE refuses a file Windows would not load on plat: not PE, another machine, an EXE for a DLL.
 func checkPE(r io.ReaderAt, plat abi.Platform, dll bool) error {
-	pf, err := pe.NewFile(r)
+	pf, err := binfmt.ReadPE(r)
 	if err != nil {
 		return errors.New("not a PE file: " + err.Error())
 	}
-	want := map[string]uint16{"amd64": pe.IMAGE_FILE_MACHINE_AMD64, "arm64": pe.IMAGE_FILE_MACHINE_ARM64}[plat.Arch]
+	want := binfmt.PEMachineOf(plat.Arch)
 	switch {
 	case want != 0 && pf.Machine != want:
 		return fmt.Errorf("built for PE machine %#x, not %s", pf.Machine, plat.Arch)
-	case dll && pf.Characteristics&pe.IMAGE_FILE_DLL == 0:
+	case dll && !pf.DLL:
 		return errors.New("not a DLL")
 	}
 	return nil

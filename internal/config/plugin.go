@@ -18,8 +18,8 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // Plugin is a configured plugin step.
@@ -78,7 +78,7 @@ func (p *Plugin) Code() ([]byte, error) {
 	if p.Source.Builtin != "" {
 		return builtin.StepsModule(), nil
 	}
-	f, fi, err := observe.Open(p.Source.File)
+	f, fi, err := sandboxfs.Open(p.Source.File)
 	if err == nil && fi.IsDir() {
 		f.Close()
 		err = errors.New("a directory")
@@ -87,10 +87,10 @@ func (p *Plugin) Code() ([]byte, error) {
 		return nil, fmt.Errorf("%s: %v", p.Source.File, observe.Cause(err))
 	}
 	defer f.Close()
-	if fi.Size() > wasm.MaxModuleBytes {
-		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit on a module", p.Source.File, fi.Size(), wasm.MaxModuleBytes)
+	if fi.Size() > abi.MaxModuleBytes {
+		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit on a module", p.Source.File, fi.Size(), abi.MaxModuleBytes)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, wasm.MaxModuleBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, abi.MaxModuleBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", p.Source.File, observe.Cause(err))
 	}

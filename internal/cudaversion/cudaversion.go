@@ -17,6 +17,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // Source is where an answer came from.
@@ -235,12 +236,12 @@ func under(dir, layout string) (string, bool) {
 
 // readFile reads at most limit bytes of the host file p, its stat recorded first: a file changed
 // after that stat is seen changed by the re-check, so a cached answer never outlives what it read.
-// whole says whether that was all of the file. A FIFO or device is never opened (observe.Open).
+// whole says whether that was all of the file. A FIFO or device is never opened (sandboxfs.Open).
 func readFile(rec *observe.Recorder, p string, limit int64) (data []byte, whole bool, err error) {
 	if _, err := rec.Stat(p); err != nil {
 		return nil, false, err
 	}
-	f, fi, err := observe.Open(p)
+	f, fi, err := sandboxfs.Open(p)
 	if err != nil {
 		return nil, false, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // TestOf: the most trusted source that dates the artifact answers; where none does, Looked says
@@ -115,19 +116,19 @@ func TestOf_observations(t *testing.T) {
 	if ans.CUDA != "12.4" || ans.From != Toolkit || ans.Version != "" {
 		t.Fatalf("from cuda.h: %+v", ans)
 	}
-	if why := observe.Check(seen, os.Getenv); why != "" {
+	if why := observe.Check(seen, os.Getenv, sandboxfs.See); why != "" {
 		t.Fatalf("a fresh record does not hold: %s", why)
 	}
 	versionJSON := filepath.Join(root, "cuda", "version.json")
 	os.WriteFile(versionJSON, []byte(versionJSON124), 0o644)
-	if why := observe.Check(seen, os.Getenv); !strings.Contains(why, versionJSON) {
+	if why := observe.Check(seen, os.Getenv, sandboxfs.See); !strings.Contains(why, versionJSON) {
 		t.Fatalf("a new version.json left the record holding (%q)", why)
 	}
 	if ans, seen = record(); ans.Version != "12.4.127" {
 		t.Fatalf("from version.json: %+v", ans)
 	}
 	os.WriteFile(versionJSON, []byte(strings.ReplaceAll(versionJSON124, "12.4.1", "12.4.99")), 0o644)
-	if why := observe.Check(seen, os.Getenv); !strings.Contains(why, versionJSON) {
+	if why := observe.Check(seen, os.Getenv, sandboxfs.See); !strings.Contains(why, versionJSON) {
 		t.Fatalf("a changed version.json left the record holding (%q)", why)
 	}
 
@@ -142,7 +143,7 @@ func TestOf_observations(t *testing.T) {
 	for _, p := range []string{"sp/nvidia_cuda_runtime_cu12-12.4.127.dist-info/RECORD", "sp/conda-meta/x.json"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
 		os.WriteFile(filepath.Join(root, p), nil, 0o644)
-		if why := observe.Check(seen, os.Getenv); why == "" {
+		if why := observe.Check(seen, os.Getenv, sandboxfs.See); why == "" {
 			t.Errorf("%s appeared and the record still holds", p)
 		}
 		ans, seen = record()

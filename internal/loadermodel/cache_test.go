@@ -216,7 +216,7 @@ func TestParseCache_SystemCache(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	p, ok := lookupCache(slotsOf(entries), "libc.so.6", tg, newHWCaps(tg.machine, nil))
+	p, ok := lookupCache(slotsOf(entries), "libc.so.6", tg, newHWCaps(tg.Machine, nil))
 	if !ok {
 		t.Fatalf("libc.so.6 not in %s (%d entries)", DefaultCachePath, len(entries))
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
 // The tests here hold the model against the real loader: a small C program dlopen()s each name
@@ -176,11 +178,11 @@ func TestResolve_MatchesDlopen(t *testing.T) {
 		"a/libpfa.so.1":      "lib:libpfa.so.1",
 		"b/libpfa.so.1":      "lib:libpfa.so.1",
 		"w32/libpfa.so.1":    "lib32:libpfa.so.1",
-		"arm/libpfa.so.1":    string(fakeELF(elf.ELFCLASS64, elf.EM_AARCH64, elf.ET_DYN)),
-		"x86/libpfa.so.1":    string(fakeELF(elf.ELFCLASS64, elf.EM_X86_64, elf.ET_DYN)),
+		"arm/libpfa.so.1":    string(fakeelf.Header(elf.ELFCLASS64, elf.EM_AARCH64, elf.ET_DYN)),
+		"x86/libpfa.so.1":    string(fakeelf.Header(elf.ELFCLASS64, elf.EM_X86_64, elf.ET_DYN)),
 		"text/libpfa.so.1":   "INPUT(libpfa.so.1.0) /* a linker script */" + strings.Repeat(" ", 64),
 		"short/libpfa.so.1":  "tiny",
-		"rel/libpfa.so.1":    string(fakeELF(elf.ELFCLASS64, hostMachine(), elf.ET_REL)),
+		"rel/libpfa.so.1":    string(fakeelf.Header(elf.ELFCLASS64, hostMachine(), elf.ET_REL)),
 		"dir/libpfa.so.1":    "dir",
 		"sym/libpfa.so.1":    "-> ../a/libpfa.so.1",
 		"$x/libpfa.so.1":     "lib:libpfa.so.1",
@@ -462,7 +464,7 @@ func Test_interpreterMatchesHelp(t *testing.T) {
 		t.Errorf("system dirs read from %s = %q; ld.so --help says %q", tg.interp, facts.systemDirs, dirs)
 	}
 	var gotNamed []string
-	for _, s := range detectHWCapsSubdirs(tg.machine, facts.version) {
+	for _, s := range detectHWCapsSubdirs(tg.Machine, facts.version) {
 		if strings.HasPrefix(s, "glibc-hwcaps/") {
 			gotNamed = append(gotNamed, s)
 		}
@@ -470,5 +472,5 @@ func Test_interpreterMatchesHelp(t *testing.T) {
 	if strings.Join(gotNamed, ":") != strings.Join(named, ":") {
 		t.Errorf("glibc-hwcaps subdirectories on this CPU = %q; ld.so --help says %q", gotNamed, named)
 	}
-	t.Logf("glibc %v; default dirs %q; hwcaps subdirs %q", facts.version, facts.systemDirs, detectHWCapsSubdirs(tg.machine, facts.version))
+	t.Logf("glibc %v; default dirs %q; hwcaps subdirs %q", facts.version, facts.systemDirs, detectHWCapsSubdirs(tg.Machine, facts.version))
 }

@@ -80,22 +80,3 @@ func FuzzReadInterpreter(f *testing.F) {
 		}
 	})
 }
-
-// Fuzz_verifyELF: any header gets a verdict, and only a well-formed one is usable.
-func Fuzz_verifyELF(f *testing.F) {
-	f.Add(fakeELF(elf.ELFCLASS64, elf.EM_X86_64, elf.ET_DYN))
-	f.Add(fakeELF(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN))
-	f.Add([]byte("\x7fELF"))
-	x86, _ := findTarget(elf.EM_X86_64, elf.ELFCLASS64)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, reason := verifyELF(strings.NewReader(string(data)), x86)
-		if (v == usable) != (reason == "") {
-			t.Fatalf("verdict %d with reason %q", v, reason)
-		}
-		if v == usable {
-			if _, err := elf.NewFile(strings.NewReader(string(data) + strings.Repeat("\x00", 4096))); err != nil && strings.Contains(err.Error(), "magic") {
-				t.Fatalf("usable, but debug/elf says %v", err)
-			}
-		}
-	})
-}

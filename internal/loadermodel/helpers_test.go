@@ -1,9 +1,7 @@
 package loadermodel
 
 import (
-	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
 // Real ELF libraries from gcc, built once per soname and class and copied where a test needs them.
@@ -91,7 +91,7 @@ func builtLibs(t testing.TB, specs ...libSpec) []string {
 			switch {
 			case err == nil:
 			case s.m32:
-				errs[i] = os.WriteFile(out, fakeELF(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN), 0o755)
+				errs[i] = os.WriteFile(out, fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN), 0o755)
 			default:
 				errs[i] = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, msg)
 			}
@@ -119,22 +119,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(libsDir)
 	}
 	os.Exit(code)
-}
-
-// fakeELF is an ELF header with no content, enough for the loader's header checks, padded to
-// 128 bytes so that it is never "too short".
-func fakeELF(class elf.Class, machine elf.Machine, typ elf.Type) []byte {
-	var b bytes.Buffer
-	ident := [elf.EI_NIDENT]byte{0x7f, 'E', 'L', 'F', byte(class), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)}
-	if class == elf.ELFCLASS32 {
-		binary.Write(&b, binary.LittleEndian, elf.Header32{Ident: ident, Type: uint16(typ), Machine: uint16(machine),
-			Version: uint32(elf.EV_CURRENT), Ehsize: 52, Phentsize: 32})
-	} else {
-		binary.Write(&b, binary.LittleEndian, elf.Header64{Ident: ident, Type: uint16(typ), Machine: uint16(machine),
-			Version: uint32(elf.EV_CURRENT), Ehsize: 64, Phentsize: 56})
-	}
-	b.Write(make([]byte, 128-b.Len()))
-	return b.Bytes()
 }
 
 // tree writes files under root: a value starting with "lib:" is a gcc-built library with that

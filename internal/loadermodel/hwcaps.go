@@ -2,13 +2,14 @@ package loadermodel
 
 import (
 	"bufio"
-	"debug/elf"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 )
 
 // hwcaps is what the loader derives from the CPU and its glibc version: the subdirectories it tries
@@ -28,26 +29,26 @@ type hwcaps struct {
 // x86 legacy hwcap and platform bits (glibc sysdeps/x86/dl-hwcap.h, dl-procinfo.h) and aarch64's
 // single "important" bit (HWCAP_ATOMICS); "tls" is bit 63 everywhere.
 var (
-	legacyHWCapBits = sync.OnceValue(func() map[elf.Machine]map[string]uint64 {
-		return map[elf.Machine]map[string]uint64{
-			elf.EM_X86_64:  {"x86_64": 1 << 1, "avx512_1": 1 << 2, "tls": 1 << 63},
-			elf.EM_AARCH64: {"atomics": 1 << 8, "tls": 1 << 63},
+	legacyHWCapBits = sync.OnceValue(func() map[binfmt.Machine]map[string]uint64 {
+		return map[binfmt.Machine]map[string]uint64{
+			binfmt.MachineX86_64:  {"x86_64": 1 << 1, "avx512_1": 1 << 2, "tls": 1 << 63},
+			binfmt.MachineAArch64: {"atomics": 1 << 8, "tls": 1 << 63},
 		}
 	})
-	platformBits = sync.OnceValue(func() map[elf.Machine]map[string]uint64 {
-		return map[elf.Machine]map[string]uint64{
-			elf.EM_X86_64: {"haswell": 1 << 50, "xeon_phi": 1 << 51},
+	platformBits = sync.OnceValue(func() map[binfmt.Machine]map[string]uint64 {
+		return map[binfmt.Machine]map[string]uint64{
+			binfmt.MachineX86_64: {"haswell": 1 << 50, "xeon_phi": 1 << 51},
 		}
 	})
-	platformMasks = sync.OnceValue(func() map[elf.Machine]uint64 { return map[elf.Machine]uint64{elf.EM_X86_64: 0xf << 48} })
+	platformMasks = sync.OnceValue(func() map[binfmt.Machine]uint64 { return map[binfmt.Machine]uint64{binfmt.MachineX86_64: 0xf << 48} })
 )
 
 // newHWCaps derives the cache filters from a subdirectory list, so that a list a caller sets and
 // one detected from the CPU behave the same way.
-func newHWCaps(m elf.Machine, subdirs []string) hwcaps {
+func newHWCaps(m binfmt.Machine, subdirs []string) hwcaps {
 	h := hwcaps{
 		subdirs:      subdirs,
-		checkISA:     m == elf.EM_X86_64,
+		checkISA:     m == binfmt.MachineX86_64,
 		isaLevels:    1,
 		platformMask: platformMasks()[m],
 		platform:     ^uint64(0),
@@ -75,7 +76,7 @@ func newHWCaps(m elf.Machine, subdirs []string) hwcaps {
 // most preferred first. glibc 2.33 added glibc-hwcaps/; 2.37 dropped the legacy tls/, AT_PLATFORM
 // and AT_HWCAP subdirectories. For a machine other than the one running, the CPU is unknown and the
 // answer is none.
-func detectHWCapsSubdirs(m elf.Machine, v glibcVersion) []string {
+func detectHWCapsSubdirs(m binfmt.Machine, v glibcVersion) []string {
 	if m != hostMachine() {
 		return nil
 	}
@@ -83,7 +84,7 @@ func detectHWCapsSubdirs(m elf.Machine, v glibcVersion) []string {
 	legacy := v.known() && !v.atLeast(2, 37)
 	var subdirs []string
 	switch m {
-	case elf.EM_X86_64:
+	case binfmt.MachineX86_64:
 		x := cpu.X86
 		v2 := x.HasCX16 && x.HasLAHF && x.HasPOPCNT && x.HasSSE3 && x.HasSSSE3 && x.HasSSE41 && x.HasSSE42
 		v3 := v2 && x.HasAVX && x.HasAVX2 && x.HasBMI1 && x.HasBMI2 && x.HasF16C && x.HasFMA && x.HasLZCNT && x.HasMOVBE
@@ -119,7 +120,7 @@ func detectHWCapsSubdirs(m elf.Machine, v glibcVersion) []string {
 			}
 			subdirs = append(subdirs, legacySubdirs(caps, platform)...)
 		}
-	case elf.EM_AARCH64:
+	case binfmt.MachineAArch64:
 		// No glibc-hwcaps subdirectories for aarch64; HWCAP_IMPORTANT is HWCAP_ATOMICS.
 		if legacy {
 			var caps []string

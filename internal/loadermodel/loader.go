@@ -1,7 +1,6 @@
 package loadermodel
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 )
 
 // Where a Resolution was found, named as pathfinder's found_via labels.
@@ -54,8 +55,8 @@ type Loader struct {
 
 	// Machine and Class are the process's; zero values mean this process (GOARCH, 64-bit).
 	// Supported: EM_X86_64 and EM_AARCH64, ELFCLASS64.
-	Machine elf.Machine
-	Class   elf.Class
+	Machine binfmt.Machine
+	Class   binfmt.Class
 
 	// Refuse, when set, passes over a usable file for which it gives a reason, as the loader passes
 	// over a file of another class, with the reason in Tried: what the next place would give.
@@ -112,7 +113,7 @@ func (l *Loader) Resolve(soname string) (Resolution, error) {
 
 // ResolveNeeded returns where the loader would find name as a DT_NEEDED entry of an object whose
 // DT_RPATH (searched before LD_LIBRARY_PATH, only when it has no DT_RUNPATH) and DT_RUNPATH
-// (searched after it) are given, with $ORIGIN already expanded: see Needs.SearchDirs.
+// (searched after it) are given, with $ORIGIN already expanded: see SearchDirs.
 func (l *Loader) ResolveNeeded(name string, rpath, runpath []string) (Resolution, error) {
 	s, err := l.newSearch(name)
 	if err != nil {
@@ -171,9 +172,9 @@ func (l *Loader) newSearch(name string) (*search, error) {
 	}
 	subdirs := l.HWCapsSubdirs
 	if subdirs == nil {
-		subdirs = detectHWCapsSubdirs(t.machine, facts.version)
+		subdirs = detectHWCapsSubdirs(t.Machine, facts.version)
 	}
-	s.caps = newHWCaps(t.machine, subdirs)
+	s.caps = newHWCaps(t.Machine, subdirs)
 	return s, nil
 }
 
@@ -283,7 +284,7 @@ func (s *search) searchDir(dir, via string) (res Resolution, done bool, err erro
 	for _, sub := range s.caps.subdirs {
 		p := base + sub + "/" + s.name
 		o := s.open(p)
-		if o.v == missing {
+		if o.missing {
 			// Leave out the many subdirectories that do not exist; a missing file in one that
 			// does is worth telling.
 			if fi, err := s.fsys.stat(base + sub); err != nil || !fi.IsDir() {
@@ -336,35 +337,36 @@ func (s *search) searchCache() (res Resolution, done bool, err error) {
 }
 
 type opened struct {
-	v      verdict
-	reason string
+	v       binfmt.Verdict
+	reason  string
+	missing bool // there was no file to open: the loader searches on
 }
 
 // open opens p the way open_verify does and judges its header.
 func (s *search) open(p string) opened {
 	f, err := s.fsys.open(p)
 	if err != nil {
-		return opened{missing, errReason(err)}
+		return opened{binfmt.Skipped, errReason(err), true}
 	}
 	defer f.Close()
-	v, reason := verifyELF(f, s.t)
-	return opened{v, reason}
+	v, reason := binfmt.VerifyHeader(f, s.t.Arch)
+	return opened{v: v, reason: reason}
 }
 
 func (s *search) outcome(p, via string, o opened) (Resolution, bool, error) {
-	if o.v == usable && s.refuse != nil {
+	if o.v == binfmt.Usable && s.refuse != nil {
 		if why := s.refuse(p); why != "" {
-			o = opened{skipped, why}
+			o = opened{v: binfmt.Skipped, reason: why}
 		}
 	}
 	switch o.v {
-	case usable:
+	case binfmt.Usable:
 		res := Resolution{Path: p, Via: via, Tried: s.tried}
 		if real, err := s.fsys.realPath(p); err == nil {
 			res.RealPath = real
 		}
 		return res, true, nil
-	case fatal:
+	case binfmt.Fatal:
 		return Resolution{Tried: s.tried}, true, s.fail(ErrBadLibrary, p, o.reason)
 	default:
 		s.record(p, o.reason)

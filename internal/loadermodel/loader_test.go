@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
 // resolveTree is a file tree seen through Loader.Root, as a mounted image would be.
@@ -23,11 +25,11 @@ func resolveTree(t *testing.T) (root string, multiarch string) {
 		"opt/a/libfoo.so.1":     "lib:libfoo.so.1",
 		"opt/b/libfoo.so.1":     "lib:libfoo.so.1",
 		"opt/w32/libfoo.so.1":   "lib32:libfoo.so.1",
-		"opt/arm/libfoo.so.1":   string(fakeELF(elf.ELFCLASS64, elf.EM_AARCH64, elf.ET_DYN)),
-		"opt/x86/libfoo.so.1":   string(fakeELF(elf.ELFCLASS64, elf.EM_X86_64, elf.ET_DYN)),
+		"opt/arm/libfoo.so.1":   string(fakeelf.Header(elf.ELFCLASS64, elf.EM_AARCH64, elf.ET_DYN)),
+		"opt/x86/libfoo.so.1":   string(fakeelf.Header(elf.ELFCLASS64, elf.EM_X86_64, elf.ET_DYN)),
 		"opt/text/libfoo.so.1":  "this is a linker script, not an ELF file; the loader stops at it: " + strings.Repeat(".", 64),
 		"opt/short/libfoo.so.1": "tiny",
-		"opt/rel/libfoo.so.1":   string(fakeELF(elf.ELFCLASS64, hostMachine(), elf.ET_REL)),
+		"opt/rel/libfoo.so.1":   string(fakeelf.Header(elf.ELFCLASS64, hostMachine(), elf.ET_REL)),
 		"opt/dir/libfoo.so.1":   "dir",
 
 		"opt/hw/glibc-hwcaps/x86-64-v3/libfoo.so.1": "lib:libfoo.so.1",
@@ -51,7 +53,7 @@ func resolveTree(t *testing.T) (root string, multiarch string) {
 		strings.TrimPrefix(multiarch, "/") + "/libnotelf.so.1":  "not an ELF file " + strings.Repeat("-", 64),
 		strings.TrimPrefix(multiarch, "/") + "/libfoo.so.1":     "lib:libfoo.so.1",
 		strings.TrimPrefix(multiarch, "/") + "/libqux.so.3":     "lib32:libqux.so.3",
-		strings.TrimPrefix(multiarch, "/") + "/libfoo-arm.so.1": string(fakeELF(elf.ELFCLASS64, elf.EM_AARCH64, elf.ET_DYN)),
+		strings.TrimPrefix(multiarch, "/") + "/libfoo-arm.so.1": string(fakeelf.Header(elf.ELFCLASS64, elf.EM_AARCH64, elf.ET_DYN)),
 	})
 	// After the cache was written, libswap.so.1 becomes 32-bit: the cache now points at a file of
 	// the wrong class, and the loader goes on to the default directories.
@@ -280,47 +282,6 @@ func Test_splitPath(t *testing.T) {
 		if got := splitPath(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("splitPath(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-	}
-}
-
-func Test_verifyELF(t *testing.T) {
-	x86, _ := findTarget(elf.EM_X86_64, elf.ELFCLASS64)
-	good := fakeELF(elf.ELFCLASS64, elf.EM_X86_64, elf.ET_DYN)
-	with := func(off int, b ...byte) []byte {
-		c := append([]byte(nil), good...)
-		copy(c[off:], b)
-		return c
-	}
-	tests := []struct {
-		name   string
-		data   []byte
-		want   verdict
-		reason string
-	}{
-		{"shared object", good, usable, ""},
-		{"executable", with(16, byte(elf.ET_EXEC)), usable, ""},
-		{"GNU OS ABI", with(7, byte(elf.ELFOSABI_LINUX)), usable, ""},
-		{"empty", nil, fatal, "file too short (0 bytes"},
-		{"short", good[:63], fatal, "file too short (63 bytes"},
-		{"bad magic", with(0, 'x'), fatal, "invalid ELF header"},
-		{"32-bit", fakeELF(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN), skipped, "wrong ELF class: ELFCLASS32"},
-		{"big-endian", with(5, byte(elf.ELFDATA2MSB)), fatal, "data encoding ELFDATA2MSB"},
-		{"ident version", with(6, 0), fatal, "version ident"},
-		{"FreeBSD OS ABI", with(7, byte(elf.ELFOSABI_FREEBSD)), fatal, "OS ABI invalid"},
-		{"ABI version", with(8, 1), fatal, "ABI version invalid"},
-		{"padding", with(12, 1), fatal, "nonzero padding"},
-		{"e_version", with(20, 2), fatal, "version does not match"},
-		{"aarch64", with(18, byte(elf.EM_AARCH64)), skipped, "wrong machine: EM_AARCH64, this process is EM_X86_64"},
-		{"object file", with(16, byte(elf.ET_REL)), fatal, "only ET_DYN and ET_EXEC"},
-		{"phentsize", with(54, 55), fatal, "phentsize 55"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			v, reason := verifyELF(strings.NewReader(string(tc.data)), x86)
-			if v != tc.want || !strings.Contains(reason, tc.reason) {
-				t.Errorf("verifyELF = %d, %q; want %d, %q", v, reason, tc.want, tc.reason)
-			}
-		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -35,20 +36,20 @@ func gccVersioned(t *testing.T, dir, soname, src, script string, args ...string)
 	return out
 }
 
-func needsOf(t *testing.T, p string) Needs {
+func needsOf(t *testing.T, p string) binfmt.Needs {
 	t.Helper()
 	f, n := openNeeds(t, p)
 	f.Close()
 	return n
 }
 
-func openNeeds(t testing.TB, p string) (*elf.File, Needs) {
+func openNeeds(t testing.TB, p string) (*binfmt.ELF, binfmt.Needs) {
 	t.Helper()
-	f, err := elf.Open(p)
+	f, err := binfmt.OpenELF(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := ReadNeeds(f)
+	n, err := f.Needs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +160,8 @@ func TestLoadProblem_realNCCL(t *testing.T) {
 	}
 }
 
-// TestReadNeeds_PIE: an executable built as PIE says so; a shared library does not.
-func TestReadNeeds_PIE(t *testing.T) {
+// TestNeeds_PIE: an executable built as PIE says so; a shared library does not.
+func TestNeeds_PIE(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main.c")
 	os.WriteFile(src, []byte("int main(void){return 0;}"), 0o644)
@@ -186,9 +187,9 @@ func mkdir(t *testing.T, parent, name string) string {
 	return d
 }
 
-// TestVersionNames: the hand-read version definitions are debug/elf's, on this system's libc and
-// libstdc++ and on a library with a version script.
-func TestVersionNames(t *testing.T) {
+// TestDefinedVersions: the hand-read version definitions (binfmt's) are debug/elf's, on this
+// system's libc and libstdc++ and on a library with a version script.
+func TestDefinedVersions(t *testing.T) {
 	files := []string{gccVersioned(t, t.TempDir(), "libv.so.1", "int f(void){return 1;} int g(void){return 2;}", "V_1 { global: f; local: *; };\nV_2 { global: g; } V_1;\n")}
 	l := &Loader{Getenv: env(nil)}
 	for _, so := range []string{"libc.so.6", "libstdc++.so.6", "libm.so.6"} {
@@ -209,9 +210,14 @@ func TestVersionNames(t *testing.T) {
 		for _, d := range defs {
 			want = append(want, d.Name)
 		}
-		if got := versionNames(f); strings.Join(got, " ") != strings.Join(want, " ") || len(got) < 2 {
-			t.Fatalf("%s: versionNames = %v; debug/elf says %v", p, got, want)
+		ef, err := binfmt.OpenELF(p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if got := ef.DefinedVersions(); strings.Join(got, " ") != strings.Join(want, " ") || len(got) < 2 {
+			t.Fatalf("%s: DefinedVersions = %v; debug/elf says %v", p, got, want)
+		}
+		ef.Close()
 		f.Close()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // rootFS reads loader paths (absolute, as the loader inside the tree sees them) under a root
@@ -38,13 +39,13 @@ func (r rootFS) hostPath(p string) (string, error) {
 }
 
 // open opens loader path p, never a FIFO, socket or device: the loader would wait on a FIFO for a
-// writer, and a model that answers find must not (observe.Open).
+// writer, and a model that answers find must not (sandboxfs.Open).
 func (r rootFS) open(p string) (*os.File, error) {
 	hp, err := r.hostPath(p)
 	if err != nil {
 		return nil, err
 	}
-	f, _, err := observe.Open(hp)
+	f, _, err := sandboxfs.Open(hp)
 	return f, err
 }
 

@@ -2,7 +2,6 @@ package loadermodel
 
 import (
 	"bytes"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"regexp"
@@ -10,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 )
 
 // target is what differs between the loaders this package models.
 type target struct {
-	machine    elf.Machine
-	class      elf.Class
-	data       elf.Data
+	binfmt.Arch
 	cacheID    int32  // _DL_CACHE_DEFAULT_ID, the only flags the loader accepts in ld.so.cache
 	signedChar bool   // C's char, for libcmp
 	interp     string // the glibc loader, PT_INTERP of every program
@@ -24,29 +23,21 @@ type target struct {
 }
 
 var targets = []target{
-	{elf.EM_X86_64, elf.ELFCLASS64, elf.ELFDATA2LSB, flagELFLibc6 | flagX8664Lib64, true, "/lib64/ld-linux-x86-64.so.2", "x86_64-linux-gnu"},
-	{elf.EM_AARCH64, elf.ELFCLASS64, elf.ELFDATA2LSB, flagELFLibc6 | flagAArch64Lib64, false, "/lib/ld-linux-aarch64.so.1", "aarch64-linux-gnu"},
+	{binfmt.Arch{Class: binfmt.Class64, Data: binfmt.LittleEndian, Machine: binfmt.MachineX86_64}, flagELFLibc6 | flagX8664Lib64, true, "/lib64/ld-linux-x86-64.so.2", "x86_64-linux-gnu"},
+	{binfmt.Arch{Class: binfmt.Class64, Data: binfmt.LittleEndian, Machine: binfmt.MachineAArch64}, flagELFLibc6 | flagAArch64Lib64, false, "/lib/ld-linux-aarch64.so.1", "aarch64-linux-gnu"},
 }
 
-func hostMachine() elf.Machine {
-	switch runtime.GOARCH {
-	case "amd64":
-		return elf.EM_X86_64
-	case "arm64":
-		return elf.EM_AARCH64
-	}
-	return elf.EM_NONE
-}
+func hostMachine() binfmt.Machine { return binfmt.MachineOf(runtime.GOARCH) }
 
-func findTarget(m elf.Machine, c elf.Class) (target, error) {
-	if m == elf.EM_NONE {
+func findTarget(m binfmt.Machine, c binfmt.Class) (target, error) {
+	if m == binfmt.MachineNone {
 		m = hostMachine()
 	}
-	if c == elf.ELFCLASSNONE {
-		c = elf.ELFCLASS64
+	if c == binfmt.ClassNone {
+		c = binfmt.Class64
 	}
 	for _, t := range targets {
-		if t.machine == m && t.class == c {
+		if t.Machine == m && t.Class == c {
 			return t, nil
 		}
 	}

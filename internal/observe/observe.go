@@ -162,8 +162,9 @@ func Cause(err error) error {
 
 // Check tells whether every observation still holds: it re-stats, re-lists and re-reads each one.
 // It returns "" when all hold, else what changed first. getenv reads variables; a root is opened
-// with os.OpenRoot, so a confined observation is re-made with the same confinement.
-func Check(list []Observation, getenv func(string) string) string {
+// with os.OpenRoot, so a confined observation is re-made with the same confinement, by seeIn: the
+// file system that made it (sandboxfs.See), whose links this package does not follow.
+func Check(list []Observation, getenv func(string) string, seeIn func(*os.Root, Observation) string) string {
 	c := checker{roots: map[string]*os.Root{}}
 	defer c.close()
 	for _, o := range list {
@@ -186,7 +187,7 @@ func Check(list []Observation, getenv func(string) string) string {
 			if r == nil {
 				now = "root gone"
 			} else {
-				now = seeRoot(r, o)
+				now = seeIn(r, o)
 			}
 		}
 		if now != o.Seen {
@@ -229,14 +230,6 @@ func seeHost(o Observation) string {
 	}
 	fi, err := os.Stat(o.Path)
 	return StatSeen(fi, err)
-}
-
-func seeRoot(r *os.Root, o Observation) string {
-	if o.What == Dir {
-		return DirSeen(ReadDirIn(r, o.Root, o.Path))
-	}
-	_, _, seen, _ := StatIn(r, o.Root, o.Path)
-	return seen
 }
 
 func names(entries []fs.DirEntry) []string {

@@ -1,4 +1,4 @@
-package observe
+package observe_test
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 func TestCheck(t *testing.T) {
@@ -22,13 +25,13 @@ func TestCheck(t *testing.T) {
 	env := map[string]string{"CUDA_HOME": "/a"}
 	getenv := func(k string) string { return env[k] }
 
-	record := func() []Observation {
-		rec := &Recorder{}
+	record := func() []observe.Observation {
+		rec := &observe.Recorder{}
 		rec.Getenv(getenv)("CUDA_HOME")
 		rec.Stat(file)
 		rec.Stat(filepath.Join(dir, "absent"))
 		rec.ReadDir(filepath.Join(dir, "host"))
-		rfs := NewRootFS(root, dir)
+		rfs := sandboxfs.NewRootFS(root, dir)
 		rfs.Record(rec, nil)
 		if f, err := rfs.Open("lib"); err == nil {
 			f.(interface {
@@ -57,11 +60,11 @@ func TestCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			seen := record()
-			if got := Check(seen, getenv); got != "" {
+			if got := observe.Check(seen, getenv, sandboxfs.See); got != "" {
 				t.Fatalf("fresh record invalid: %s", got)
 			}
 			tt.change()
-			got := Check(seen, getenv)
+			got := observe.Check(seen, getenv, sandboxfs.See)
 			if (tt.what == "") != (got == "") || !strings.Contains(got, tt.what) {
 				t.Fatalf("Check after %s = %q, want %q", tt.name, got, tt.what)
 			}
@@ -70,14 +73,14 @@ func TestCheck(t *testing.T) {
 }
 
 func TestRecorder_dedupes(t *testing.T) {
-	rec := &Recorder{}
-	rec.Add(Observation{Path: "/a", What: Stat, Seen: "1"})
-	rec.Add(Observation{Path: "/a", What: Stat, Seen: "2"})
+	rec := &observe.Recorder{}
+	rec.Add(observe.Observation{Path: "/a", What: observe.Stat, Seen: "1"})
+	rec.Add(observe.Observation{Path: "/a", What: observe.Stat, Seen: "2"})
 	if l := rec.List(); len(l) != 1 || l[0].Seen != "1" {
 		t.Fatalf("%+v", l)
 	}
-	var nilRec *Recorder
-	nilRec.Add(Observation{}) // a nil recorder records nothing and does not crash
+	var nilRec *observe.Recorder
+	nilRec.Add(observe.Observation{}) // a nil recorder records nothing and does not crash
 	if nilRec.List() != nil {
 		t.Fatal("nil recorder listed something")
 	}

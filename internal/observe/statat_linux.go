@@ -13,7 +13,8 @@ import (
 // opened once per Check, from its parent's descriptor, and shared by every observation under it.
 // Each step is the one os.Root takes (openat with O_NOFOLLOW|O_DIRECTORY, then an lstat of the last
 // name), so where it answers, it answers alike. A symlink anywhere, or any error but a missing name,
-// it declines (ok false), and r.Stat decides with its own following of links and its own error text.
+// it declines (ok false), and Check's seeIn (the sandbox's r.Stat, then its walk) decides with its
+// own following of links and its own error text.
 func (c *checker) statInDir(o Observation) (string, bool) {
 	if o.What != Stat || !fs.ValidPath(o.Path) || o.Path == "." {
 		return "", false

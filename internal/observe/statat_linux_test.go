@@ -1,10 +1,13 @@
-package observe
+package observe_test
 
 import (
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // TestStatInDir: wherever the one-fstatat path answers, it answers what r.Stat does.
@@ -38,13 +41,13 @@ func TestStatInDir(t *testing.T) {
 		"a/b/c/up", "a/b/c/up/c/lib.so", "a/b/c/lib.so/x", "missing", "missing/deeper/x", "a/missing/x",
 		"a/../a/b", "./a", "a//b",
 	}
-	c := checker{roots: map[string]*os.Root{}}
-	defer c.close()
+	statInDir, done := observe.StatInDir()
+	defer done()
 	answered := 0
 	for _, p := range paths {
-		o := Observation{Root: root, Path: p, What: Stat}
-		want := seeRoot(r, o)
-		got, ok := c.statInDir(o)
+		o := observe.Observation{Root: root, Path: p, What: observe.Stat}
+		want := sandboxfs.See(r, o)
+		got, ok := statInDir(o)
 		if !ok {
 			continue
 		}

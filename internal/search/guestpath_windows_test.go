@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // TestFind_windowsHost runs the real path mapping on a Windows host: directories under
@@ -34,7 +35,7 @@ func TestFind_windowsHost(t *testing.T) {
 				t.Errorf("find %s observed %+v in guest form", tt.name, o)
 			}
 		}
-		if why := observe.Check(obs, env.get); why != "" {
+		if why := observe.Check(obs, env.get, sandboxfs.See); why != "" {
 			t.Fatalf("find %s: its observations do not re-check on the host: %s", tt.name, why)
 		}
 		seen[tt.name] = obs
@@ -54,7 +55,7 @@ func TestFind_windowsHost(t *testing.T) {
 	if err := os.Rename(cudart, cudart+".old"); err != nil {
 		t.Fatal(err)
 	}
-	if why := observe.Check(seen["cudart"], env.get); why == "" {
+	if why := observe.Check(seen["cudart"], env.get, sandboxfs.See); why == "" {
 		t.Errorf("cudart moved away, yet its find's observations still hold")
 	}
 }

@@ -1122,13 +1122,13 @@ func TestHostile_hugeModule(t *testing.T) {
 	if err := os.WriteFile(huge, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(huge, wasm.MaxModuleBytes+1); err != nil { // sparse: no disk used
+	if err := os.Truncate(huge, abi.MaxModuleBytes+1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "HOSTILE_ROOT": t.TempDir()},
 		hostileConfig([]string{"hostile-x", "wheels"}, hostileStep{name: "hostile-x", source: huge}))
 	ex := f.Explain(bg, DynamicLib, "cudart")
-	wantDetail := fmt.Sprintf("%s: %d bytes, over the %d-byte limit on a module", huge, wasm.MaxModuleBytes+1, wasm.MaxModuleBytes)
+	wantDetail := fmt.Sprintf("%s: %d bytes, over the %d-byte limit on a module", huge, abi.MaxModuleBytes+1, abi.MaxModuleBytes)
 	if ex.Result == nil || ex.Result.Path != want || !strings.Contains(ex.Steps[0].Detail, wantDetail) {
 		t.Fatalf("want the hostile step failed saying %q, then %s\n%s", wantDetail, want, dump(ex))
 	}

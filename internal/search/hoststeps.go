@@ -4,12 +4,12 @@
 package search
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
@@ -252,7 +252,7 @@ func (r *cascade) pastStub(st *StepTrace, model *loadermodel.Loader, soname stri
 // DT_NEEDED library it would not find, a glibc too old for it), so that find and explain tell
 // what load would: "" when nothing would. The library's own dependencies count as loaded, as
 // pathfinder loads them first.
-func (r *cascade) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs loadermodel.Needs) {
+func (r *cascade) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs binfmt.Needs) {
 	if r.e.Kind != DynamicLib || !r.f.native() {
 		return
 	}
@@ -341,7 +341,7 @@ func (f *Engine) loaderModel(rec *observe.Recorder) (*loadermodel.Loader, error)
 	}
 	l := &loadermodel.Loader{Getenv: rec.Getenv(f.getenv)}
 	if f.platform.Arch == "arm64" {
-		l.Machine = elf.EM_AARCH64
+		l.Machine = binfmt.MachineAArch64
 	}
 	return l, nil
 }

@@ -13,13 +13,14 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // cachedFind answers from the result cache when an entry for the search (with its compatibility
 // check's inputs: the mode, the driver, the anchor) exists and everything it observed is unchanged, and re-checks the answer as a fresh search would; anything else is nil.
 func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation {
 	c := f.results.Read(f.results.Key(kind, name, check.key()))
-	if c == nil || c.Sites != "" && c.Sites != f.discovery().hash || observe.Check(c.Seen, f.getenv) != "" {
+	if c == nil || c.Sites != "" && c.Sites != f.discovery().hash || observe.Check(c.Seen, f.getenv, sandboxfs.See) != "" {
 		return nil
 	}
 	for _, n := range c.Live {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
-	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // Explanation is one search, step by step.
@@ -88,7 +88,7 @@ type CandidateTrace struct {
 }
 
 // Link is a symbolic link on a candidate's way: its path and what it holds (its target).
-type Link = observe.Link
+type Link = sandboxfs.Link
 
 // Attempts flattens the trace into every place looked and why it was not taken.
 func (ex *Explanation) Attempts() []Attempt {

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // Layout is where a Python installation keeps its packages on one OS. A Unix prefix has
@@ -190,7 +191,7 @@ func (py Layout) venv(prefix, from string, rec *observe.Recorder, cfgs ...string
 // include-system-site-packages says other than true (any case).
 func readPyvenvCfg(p string, rec *observe.Recorder) (home string, system, ok bool) {
 	rec.Stat(p)
-	f, fi, err := observe.Open(p)
+	f, fi, err := sandboxfs.Open(p)
 	if err != nil {
 		return "", false, false
 	}
@@ -385,7 +386,7 @@ func (py Layout) interpreter(exe, from string, getenv func(string) string, rec *
 }
 
 func isScript(p string) bool {
-	f, _, err := observe.Open(p) // never a FIFO put where python3 was
+	f, _, err := sandboxfs.Open(p) // never a FIFO put where python3 was
 	if err != nil {
 		return false
 	}

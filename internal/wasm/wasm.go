@@ -27,6 +27,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
@@ -42,9 +43,6 @@ const (
 	maxLogBytes = 64 << 10
 	maxLogLines = 1000
 )
-
-// MaxModuleBytes bounds a plugin module's size; a Go plugin is 2–4 MB.
-const MaxModuleBytes = 32 << 20
 
 // Compiling a module is part of the step that needs it, so it has that step's timeout: wazero
 // cannot interrupt the compilation of a function, and some shapes cost time quadratic in their size
@@ -127,8 +125,8 @@ type moduleRuntime struct {
 
 // Load compiles wasm (or finds it compiled) with a memory cap of memoryBytes, within timeout.
 func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64, timeout time.Duration) (*Module, error) {
-	if len(wasm) > MaxModuleBytes {
-		return nil, fmt.Errorf("a module of %d bytes is over the %d-byte limit", len(wasm), MaxModuleBytes)
+	if len(wasm) > abi.MaxModuleBytes {
+		return nil, fmt.Errorf("a module of %d bytes is over the %d-byte limit", len(wasm), abi.MaxModuleBytes)
 	}
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
@@ -342,7 +340,7 @@ func (g Grants) fingerprint() string {
 }
 
 type instance struct {
-	mounts         []*observe.RootFS
+	mounts         []*sandboxfs.RootFS
 	mod            api.Module
 	alloc, search  api.Function
 	stdout, stderr bounded.Buffer // the first guestOutputLimit bytes a guest prints; the rest is dropped
@@ -422,7 +420,7 @@ func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
 	inst := &instance{stdout: bounded.Buffer{Limit: guestOutputLimit}, stderr: bounded.Buffer{Limit: guestOutputLimit}}
 	fsc := wazero.NewFSConfig()
 	for _, mt := range g.Mounts {
-		rfs := observe.NewRootFS(mt.Root, mt.Path)
+		rfs := sandboxfs.NewRootFS(mt.Root, mt.Path)
 		inst.mounts = append(inst.mounts, rfs)
 		fsc = fsc.WithFSMount(rfs, mt.guestPath())
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package observe
+package sandboxfs
 
 // openFlags: opening a file on Windows does not wait for a writer.
 const openFlags = 0

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package observe
+package sandboxfs
 
 import (
 	"io/fs"

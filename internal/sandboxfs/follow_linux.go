@@ -1,4 +1,4 @@
-package observe
+package sandboxfs
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package observe
+package sandboxfs
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path"
 	"sync/atomic"
+
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // RootFS is the file system a sandbox mounts for one granted root: os.Root's, so nothing is read
@@ -15,7 +17,7 @@ import (
 type RootFS struct {
 	Root  *os.Root
 	Mount string // the host path of the root, recorded as the observations' root
-	rec   atomic.Pointer[Recorder]
+	rec   atomic.Pointer[observe.Recorder]
 	log   atomic.Pointer[func(string)]
 }
 
@@ -24,7 +26,7 @@ func NewRootFS(root *os.Root, mount string) *RootFS { return &RootFS{Root: root,
 
 // Record sends what follows to r (nil stops recording), and says each read refused to log (nil: to
 // no one).
-func (f *RootFS) Record(r *Recorder, log func(string)) {
+func (f *RootFS) Record(r *observe.Recorder, log func(string)) {
 	f.rec.Store(r)
 	if log == nil {
 		f.log.Store(nil)
@@ -35,7 +37,7 @@ func (f *RootFS) Record(r *Recorder, log func(string)) {
 
 func (f *RootFS) add(name, what, seen string) {
 	if r := f.rec.Load(); r != nil {
-		r.Add(Observation{Root: f.Mount, Path: path.Clean(name), What: what, Seen: seen})
+		r.Add(observe.Observation{Root: f.Mount, Path: path.Clean(name), What: what, Seen: seen})
 	}
 }
 
@@ -47,7 +49,7 @@ func (f *RootFS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	fi, reached, seen, err := StatIn(f.Root, f.Mount, name)
-	f.add(name, Stat, seen)
+	f.add(name, observe.Stat, seen)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func (d *recordingDir) ReadDir(n int) ([]fs.DirEntry, error) {
 		d.names = append(d.names, e.Name())
 	}
 	if n <= 0 || err != nil {
-		d.fs.add(d.name, Dir, DirSeen(d.names, nil))
+		d.fs.add(d.name, observe.Dir, observe.DirSeen(d.names, nil))
 	}
 	return entries, err
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package observe
+package sandboxfs
 
 import (
 	"errors"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // TestRootFS_special opens a FIFO the way the sandbox does for a guest: it must not block (a FIFO's
@@ -40,7 +42,7 @@ func TestRootFS_special(t *testing.T) {
 	}
 	defer root.Close()
 	rfs := NewRootFS(root, dir)
-	rec := &Recorder{}
+	rec := &observe.Recorder{}
 	rfs.Record(rec, nil)
 
 	done := make(chan error, 1)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package observe
+package sandboxfs
 
 import "syscall"
 

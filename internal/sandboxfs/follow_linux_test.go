@@ -1,4 +1,4 @@
-package observe
+package sandboxfs
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // linkForest is a granted directory whose links lead out, as real installs' do, and the tree they
@@ -116,7 +118,7 @@ func TestRootFS_throughLinks(t *testing.T) {
 	}
 	defer root.Close()
 	rfs := NewRootFS(root, granted)
-	rec := &Recorder{}
+	rec := &observe.Recorder{}
 	var log []string
 	rfs.Record(rec, func(l string) { log = append(log, l) })
 
@@ -152,10 +154,10 @@ func TestRootFS_throughLinks(t *testing.T) {
 	}
 	// Every observation is re-made alike, and re-pointing a link changes the one it is on.
 	list := rec.List()
-	if why := Check(list, os.Getenv); why != "" {
+	if why := observe.Check(list, os.Getenv, See); why != "" {
 		t.Fatalf("nothing changed, yet: %s", why)
 	}
-	if !slices.ContainsFunc(list, func(o Observation) bool { return strings.Contains(o.Seen, " via ") }) {
+	if !slices.ContainsFunc(list, func(o observe.Observation) bool { return strings.Contains(o.Seen, " via ") }) {
 		t.Fatalf("no observation holds the links: %+v", list)
 	}
 	link := filepath.Join(granted, "lib/libx.so.1")
@@ -163,7 +165,7 @@ func TestRootFS_throughLinks(t *testing.T) {
 	if err := os.Symlink("../../store/pkg/lib/libx.so.1.2", link); err != nil { // the same file, another way
 		t.Fatal(err)
 	}
-	if why := Check(list, os.Getenv); !strings.Contains(why, "lib/libx.so.1 changed") {
+	if why := observe.Check(list, os.Getenv, See); !strings.Contains(why, "lib/libx.so.1 changed") {
 		t.Fatalf("a re-pointed link: Check says %q", why)
 	}
 }

@@ -1,10 +1,16 @@
-package observe
+// Package sandboxfs is the file system a plugin sees: each granted directory through os.Root, so
+// nothing is read outside it, and links that lead out followed as README's Security model says:
+// what they lead to can be looked at, never read, and never in /proc, /sys or /dev. What a plugin
+// looks at is recorded as observations (internal/observe).
+package sandboxfs
 
 import (
 	"errors"
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // Real installs are symlink forests: a uv venv made with --link-mode=symlink, Nix's symlinkJoin, a
@@ -86,7 +92,7 @@ func StatIn(r *os.Root, mount, name string) (fi fs.FileInfo, reached Reached, se
 		// meets the walk meets too, with its own words.
 		fi, reached, err = Follow(mount, name)
 	}
-	return fi, reached, StatSeen(fi, err) + reached.suffix(), err
+	return fi, reached, observe.StatSeen(fi, err) + reached.suffix(), err
 }
 
 // OpenReached opens name inside mount for reading, as OpenIn does (seen is what a stat just saw of
@@ -102,13 +108,22 @@ func OpenReached(r *os.Root, mount, name string, seen fs.FileInfo, follow bool) 
 	return OpenFollowed(mount, name)
 }
 
-// ReadDirIn lists the directory name inside mount as StatIn reaches it.
-func ReadDirIn(r *os.Root, mount, name string) ([]string, error) {
-	entries, err := fs.ReadDir(r.FS(), name)
-	if err == nil || !followsLinks || errors.Is(err, fs.ErrNotExist) {
-		return names(entries), err
+// See makes the observation o of a path inside the granted directory r holds again, as a step
+// made it: what observe.Check compares with what o saw.
+func See(r *os.Root, o observe.Observation) string {
+	if o.What == observe.Dir {
+		return observe.DirSeen(readDirIn(r, o.Root, o.Path))
 	}
-	f, _, _, err := OpenFollowed(mount, name)
+	_, _, seen, _ := StatIn(r, o.Root, o.Path)
+	return seen
+}
+
+// readDirIn lists the directory name inside mount as StatIn reaches it.
+func readDirIn(r *os.Root, mount, name string) ([]string, error) {
+	f, err := r.Open(name)
+	if err != nil && followsLinks && !errors.Is(err, fs.ErrNotExist) {
+		f, _, _, err = OpenFollowed(mount, name)
+	}
 	if err != nil {
 		return nil, err
 	}
