@@ -35,6 +35,8 @@ type Finder interface {
 	Order(name string) []string
 	// FileNames returns the file names a search for name of kind looks for on the Finder's platform.
 	FileNames(kind abi.Kind, name string) []string
+	// Descriptor returns the catalog's descriptor of name of kind: where each step looks for it.
+	Descriptor(kind abi.Kind, name string) (abi.Descriptor, bool)
 }
 
 // Cache is where the on-disk caches (compiled modules, find answers) are, or why they are off.

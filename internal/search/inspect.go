@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
@@ -51,6 +52,13 @@ func (i inspector) FileNames(kind Kind, name string) []string {
 		return e.FileNames(i.f.platform)
 	}
 	return nil
+}
+
+func (i inspector) Descriptor(kind Kind, name string) (abi.Descriptor, bool) {
+	if e, ok := i.f.catalog.Lookup(kind, name); ok {
+		return e.Descriptor, true
+	}
+	return abi.Descriptor{}, false
 }
 
 // Plugins lists every configured plugin, by name, loading each module to ask it what it is (a
