@@ -33,7 +33,7 @@ func attemptsOf(in []search.Attempt) []Attempt {
 }
 
 func ignoredOf(in []input.Ignored) []IgnoredInput {
-	return each(in, func(i input.Ignored) IgnoredInput { return IgnoredInput(i) })
+	return each(in, func(i input.Ignored) IgnoredInput { return IgnoredInput{Name: i.Name, Value: i.Value, Reason: i.Reason} })
 }
 
 func libraryOf(l *search.Library) *Library {

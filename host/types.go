@@ -220,7 +220,9 @@ type IgnoredInput struct {
 }
 
 // String is "$NAME=VALUE (REASON)", escaped, as the command prints it: the value is anyone's.
-func (in IgnoredInput) String() string { return input.Ignored(in).String() }
+func (in IgnoredInput) String() string {
+	return input.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason}.String()
+}
 
 // LibraryInfo describes a known name for listings.
 type LibraryInfo struct {

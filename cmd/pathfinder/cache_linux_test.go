@@ -35,6 +35,7 @@ func cacheSite(t *testing.T) (base, lib string) {
 // its reason, and `doctor --all` gives the reason beside "(off"; a cache turned off on purpose is no
 // problem. find says nothing of either, and no directory above the cache's own is ever made.
 func TestDoctor_cacheOff(t *testing.T) {
+	t.Parallel()
 	base, lib := cacheSite(t)
 	missing := filepath.Join(base, "nonexistent")
 	open := filepath.Join(base, "open")
@@ -72,19 +73,20 @@ func TestDoctor_cacheOff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			t.Setenv("CUDA_PATH", filepath.Dir(filepath.Dir(lib)))
+			t.Parallel()
+			e := isolate(t)
+			e.Setenv("CUDA_PATH", filepath.Dir(filepath.Dir(lib)))
 			for k, v := range tt.env {
-				t.Setenv(k, v)
+				e.Setenv(k, v)
 			}
-			out, errOut, _ := run(t, "doctor")
+			out, errOut, _ := e.run(t, "doctor")
 			if got := strings.Contains(out, "✗ the cache "); got != (tt.problem != "") || !strings.Contains(out, "✗ "+tt.problem) {
 				t.Errorf("doctor: want the problem %q (none when empty); got:\n%s%s", tt.problem, out, errOut)
 			}
-			if out, _, _ := run(t, "doctor", "--all"); !strings.Contains(out, "  cache          "+tt.off) {
+			if out, _, _ := e.run(t, "doctor", "--all"); !strings.Contains(out, "  cache          "+tt.off) {
 				t.Errorf("doctor --all: want the cache line to say %q; got:\n%s", tt.off, out)
 			}
-			if out, errOut, code := run(t, "find", "cudart"); code != exitOK || strings.TrimSpace(out) != lib || errOut != "" {
+			if out, errOut, code := e.run(t, "find", "cudart"); code != exitOK || strings.TrimSpace(out) != lib || errOut != "" {
 				t.Errorf("find: exit %d, %q, stderr %q; want %s and nothing on stderr", code, out, errOut, lib)
 			}
 			if _, err := os.Stat(missing); !os.IsNotExist(err) {
@@ -99,6 +101,7 @@ func TestDoctor_cacheOff(t *testing.T) {
 // mode 0555 for another user — and an empty one, so every run must write: answers stay right, find
 // says nothing, and doctor names the cache with the reason.
 func TestCache_unwritable(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -128,7 +131,8 @@ func TestCache_unwritable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
+			t.Parallel()
+			e := isolate(t)
 			base, lib := cacheSite(t)
 			m := filepath.Join(base, "m")
 			os.Mkdir(m, 0o755)
@@ -136,7 +140,7 @@ func TestCache_unwritable(t *testing.T) {
 			runIn := func(args ...string) (string, string, int) {
 				script := tt.setup + ` && exec "$@"`
 				cmd := exec.Command("unshare", append(append([]string{"-m", "sh", "-c", script, "sh"}, tt.prefix...), append([]string{bin}, args...)...)...)
-				cmd.Env = append(os.Environ(), "M="+m, "PATHFINDER_CACHE_DIR="+cache, "CUDA_PATH="+filepath.Join(base, "cuda"),
+				cmd.Env = e.Environ("M="+m, "PATHFINDER_CACHE_DIR="+cache, "CUDA_PATH="+filepath.Join(base, "cuda"),
 					"HOME="+base, "XDG_CONFIG_HOME="+filepath.Join(base, "config"))
 				return runCommand(t, cmd)
 			}
@@ -163,6 +167,7 @@ func TestCache_unwritable(t *testing.T) {
 // (a .tmp-* file or directory) is removed by later runs, which answer right: after two runs nothing
 // temporary is left, and the third is answered from the cache it wrote, writing nothing.
 func TestCache_killedWriter(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -183,13 +188,14 @@ func TestCache_killedWriter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
+			t.Parallel()
+			e := isolate(t)
 			base, lib := cacheSite(t)
 			cache := filepath.Join(base, "cache")
 			env := []string{"PATHFINDER_CACHE_DIR=" + cache, "CUDA_PATH=" + filepath.Join(base, "cuda")}
 			find := func(what string, prefix ...string) int {
 				cmd := exec.Command(prefix[0], append(prefix[1:], bin, "find", "cudart")...)
-				cmd.Env = append(os.Environ(), env...)
+				cmd.Env = e.Environ(env...)
 				out, errOut, code := runCommand(t, cmd)
 				if len(prefix) == 1 && (code != exitOK || strings.TrimSpace(out) != lib) {
 					t.Fatalf("%s: exit %d, %q %q; want %s", what, code, out, errOut, lib)
@@ -247,16 +253,17 @@ func temporaries(t *testing.T, cache string) []string {
 // whole, from one of them: a later process whose find answer is gone uses the module as it is,
 // writing, renaming and making nothing in the compilation cache.
 func TestCache_coldProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	base, lib := cacheSite(t)
 	env := []string{"CUDA_PATH=" + filepath.Join(base, "cuda")}
 	find := func(cache string) *exec.Cmd {
 		cmd := exec.Command(bin, "find", "cudart")
-		cmd.Env = append(os.Environ(), append(env, "PATHFINDER_CACHE_DIR="+cache)...)
+		cmd.Env = e.Environ(append(env, "PATHFINDER_CACHE_DIR="+cache)...)
 		return cmd
 	}
 	rounds, procs := 3, 8

@@ -34,12 +34,13 @@ func compatSite(t *testing.T) string {
 // TestExplain_compatibility: explain says what the check knew, each candidate's CUDA and where it
 // was read, and why one was passed over; with no driver, one note says nothing was checked.
 func TestExplain_compatibility(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	site := compatSite(t)
-	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
-	t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
-	t.Setenv("PATHFINDER_DRIVER_VERSION", "550.54.14")
-	out, _, code := run(t, "explain", "cudart")
+	e.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	e.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+	e.Setenv("PATHFINDER_DRIVER_VERSION", "550.54.14")
+	out, _, code := e.run(t, "explain", "cudart")
 	for _, want := range []string{
 		"    compatibility: strict; driver 550.54.14 runs CUDA 12.4 at most\n",
 		"      ✗ " + site + "/nvidia/cu13/lib/libcudart.so.13  passed over: CUDA 13.0: driver 550.54.14 runs CUDA 12.4 at most (CUDA 13.0 needs 580.65.06)\n",
@@ -54,11 +55,11 @@ func TestExplain_compatibility(t *testing.T) {
 	}
 
 	// No driver to check against: the search says so once, and its candidates are taken in order.
-	t.Setenv("PATHFINDER_DRIVER_VERSION", "")
+	e.Setenv("PATHFINDER_DRIVER_VERSION", "")
 	if _, err := os.Stat("/sys/module/nvidia"); err == nil {
 		t.Skip("this machine has an NVIDIA driver: the rest is for one without")
 	}
-	out, _, _ = run(t, "explain", "cudart")
+	out, _, _ = e.run(t, "explain", "cudart")
 	if strings.Count(out, "no driver check") != 1 || !strings.Contains(out, "✓ "+site+"/nvidia/cu13/lib/libcudart.so.13") {
 		t.Errorf("explain without a driver: want one note and the first candidate taken:\n%s", out)
 	}
@@ -67,30 +68,31 @@ func TestExplain_compatibility(t *testing.T) {
 // TestFind_incompatible: nothing that runs is exit 1 with the incompatible code, in text and JSON;
 // a bad mode is exit 2 naming the valid ones, from the environment and from the config.
 func TestFind_incompatible(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	site := t.TempDir()
 	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13"), "libcudart.so.13")
-	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
-	t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
-	t.Setenv("PATHFINDER_DRIVER_VERSION", "550.54.14")
-	_, errOut, code := run(t, "find", "cudart")
+	e.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	e.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+	e.Setenv("PATHFINDER_DRIVER_VERSION", "550.54.14")
+	_, errOut, code := e.run(t, "find", "cudart")
 	if code != exitNotFound || !strings.Contains(errOut, `pathfinder: nothing found for "cudart" runs here: driver 550.54.14 runs CUDA 12.4 at most; passed over `+site) ||
 		!strings.Contains(errOut, "pathfinder explain cudart shows each candidate's CUDA") {
 		t.Errorf("find: exit %d, stderr %q", code, errOut)
 	}
-	out, _, code := run(t, "load", "cudart", "--json")
+	out, _, code := e.run(t, "load", "cudart", "--json")
 	if l := jsonLines[failure](t, out); code != exitNotFound || l[0].Error != "incompatible" || len(l[0].Attempts) == 0 {
 		t.Errorf("load --json: exit %d, %s", code, out)
 	}
 
-	t.Setenv("PATHFINDER_COMPATIBILITY", "strickt")
-	if _, errOut, code := run(t, "find", "cudart"); code != exitUsage || !strings.Contains(errOut, `unknown compatibility mode "strickt" (strict, best-effort or off)`) {
+	e.Setenv("PATHFINDER_COMPATIBILITY", "strickt")
+	if _, errOut, code := e.run(t, "find", "cudart"); code != exitUsage || !strings.Contains(errOut, `unknown compatibility mode "strickt" (strict, best-effort or off)`) {
 		t.Errorf("a bad PATHFINDER_COMPATIBILITY: exit %d, %q", code, errOut)
 	}
-	t.Setenv("PATHFINDER_COMPATIBILITY", "")
+	e.Setenv("PATHFINDER_COMPATIBILITY", "")
 	config := filepath.Join(t.TempDir(), "p.toml")
 	write(t, config, []byte("[library.cudart]\ncompatibility = \"loose\"\n"))
-	if _, errOut, code := run(t, "find", "cudart", "--config", config); code != exitUsage || !strings.Contains(errOut, config+`:2:1: library.cudart.compatibility: unknown compatibility mode "loose"`) {
+	if _, errOut, code := e.run(t, "find", "cudart", "--config", config); code != exitUsage || !strings.Contains(errOut, config+`:2:1: library.cudart.compatibility: unknown compatibility mode "loose"`) {
 		t.Errorf("a bad [library.cudart] compatibility: exit %d, %q", code, errOut)
 	}
 }
@@ -98,6 +100,7 @@ func TestFind_incompatible(t *testing.T) {
 // TestDocs_compatibility: docs/compatibility.md's tables name what the code has: each source of a
 // version, and each mode.
 func TestDocs_compatibility(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/compatibility.md")
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +136,8 @@ func TestDocs_compatibility(t *testing.T) {
 // TestFind_cudaOfEveryKind: header sets, binaries, static and bitcode libraries say which CUDA they
 // belong to as libraries do, and a Windows DLL is dated by its VS_VERSIONINFO.
 func TestFind_cudaOfEveryKind(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	root := t.TempDir()
 	write(t, filepath.Join(root, "version.json"), []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_nvcc": {"name": "CUDA NVCC", "version": "12.4.131"}}`))
 	nvcc := filepath.Join(root, "bin", "nvcc")
@@ -144,11 +148,11 @@ func TestFind_cudaOfEveryKind(t *testing.T) {
 	write(t, filepath.Join(root, "include", "cuda_runtime.h"), nil)
 	write(t, filepath.Join(root, "lib64", "libcudadevrt.a"), []byte("!<arch>\n"))
 	write(t, filepath.Join(root, "nvvm", "libdevice", "libdevice.10.bc"), []byte("BC\xc0\xde"))
-	t.Setenv("CUDA_HOME", root)
+	e.Setenv("CUDA_HOME", root)
 	for _, c := range []struct{ kind, name, version string }{
 		{"binary", "nvcc", "12.4.131"}, {"header-dir", "cudart", ""}, {"static-lib", "cudadevrt", ""}, {"bitcode", "device", ""},
 	} {
-		out, errOut, code := run(t, "find", c.name, "--kind", c.kind, "--json")
+		out, errOut, code := e.run(t, "find", c.name, "--kind", c.kind, "--json")
 		l := jsonLines[map[string]any](t, out)[0]
 		if code != exitOK || l["cuda"] != "12.4" || l["version_from"] != "toolkit" || (c.version != "") != (l["version"] == c.version) {
 			t.Errorf("find %s --kind %s: exit %d, %s %s", c.name, c.kind, code, out, errOut)
@@ -158,8 +162,8 @@ func TestFind_cudaOfEveryKind(t *testing.T) {
 	site := t.TempDir()
 	dll := fakepe.DLLWithVersion(0x8664, fakepe.VersionInfo{FileVersion: [4]uint16{6, 14, 11, 12080}, ProductVersion: [4]uint16{6, 14, 11, 12080}})
 	write(t, filepath.Join(site, "nvidia", "cuda_runtime", "bin", "cudart64_12.dll"), dll)
-	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
-	out, _, code := run(t, "find", "cudart", "--target", "windows/amd64", "--json")
+	e.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	out, _, code := e.run(t, "find", "cudart", "--target", "windows/amd64", "--json")
 	if l := jsonLines[map[string]any](t, out)[0]; code != exitOK || l["cuda"] != "12.8" || l["version_from"] != "version-info" {
 		t.Errorf("find cudart --target windows/amd64: exit %d, %s", code, out)
 	}

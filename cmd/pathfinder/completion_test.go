@@ -15,7 +15,8 @@ import (
 // commands, each command's flags not given yet, a flag's values, and names of the kind asked for,
 // each once and none already on the line.
 func Test_complete(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	kinds := []string{"dynamic-lib", "header-dir", "binary", "static-lib", "bitcode"}
 	tests := []struct {
 		name   string
@@ -66,7 +67,8 @@ func Test_complete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := run(t, append([]string{completeCommand}, tt.words...)...)
+			t.Parallel()
+			out, errOut, code := e.run(t, append([]string{completeCommand}, tt.words...)...)
 			got := strings.Fields(out)
 			if code != exitOK || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
@@ -103,18 +105,19 @@ func Test_complete(t *testing.T) {
 // Test_complete_packs: names come from the catalog the line's --config reads, so a pack's library
 // completes; a config that does not load completes no name and prints no error.
 func Test_complete_packs(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "packs/acme.toml"), []byte("[[library]]\nname = \"acmefft\"\npackaged_with = \"other\"\nlinux_sonames = [\"libacmefft.so.2\"]\n"))
 	config := write(t, filepath.Join(dir, "p.toml"), []byte("[packs]\ndirs = [\"packs\"]\n"))
-	if out, _, _ := run(t, completeCommand, "find", "--config", config, "acme"); out != "acmefft\n" {
+	if out, _, _ := e.run(t, completeCommand, "find", "--config", config, "acme"); out != "acmefft\n" {
 		t.Errorf("with the pack: %q", out)
 	}
-	if out, _, _ := run(t, completeCommand, "find", "acme"); out != "" {
+	if out, _, _ := e.run(t, completeCommand, "find", "acme"); out != "" {
 		t.Errorf("without the pack: %q", out)
 	}
 	bad := write(t, filepath.Join(dir, "bad.toml"), []byte("[search]\ncolour = 1\n"))
-	if out, errOut, code := run(t, completeCommand, "find", "--config", bad, "cu"); out != "" || errOut != "" || code != exitOK {
+	if out, errOut, code := e.run(t, completeCommand, "find", "--config", bad, "cu"); out != "" || errOut != "" || code != exitOK {
 		t.Errorf("with a bad config: exit %d %q %q", code, out, errOut)
 	}
 }
@@ -149,11 +152,11 @@ func shellCases(dir string) []shellCase {
 // pathfinder binary first.
 func completionEnv(t *testing.T) (dir string, env []string) {
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	dir = t.TempDir()
 	write(t, filepath.Join(dir, "site.toml"), nil)
 	os.Mkdir(filepath.Join(dir, "machine"), 0o755)
-	return dir, append(os.Environ(), "PATH="+filepath.Dir(bin)+":/usr/bin:/bin")
+	return dir, e.Environ("PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin")
 }
 
 func sortedFields(s string) string {
@@ -164,6 +167,7 @@ func sortedFields(s string) string {
 
 // TestCompletion_bash runs the bash script's function on lines split as bash splits them.
 func TestCompletion_bash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -174,6 +178,7 @@ func TestCompletion_bash(t *testing.T) {
 	dir, env := completionEnv(t)
 	for _, tc := range shellCases(dir) {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			words := ""
 			for _, w := range tc.words {
 				words += " " + shellQuote(w)
@@ -195,6 +200,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 
 // TestCompletion_fish asks fish itself what it completes (complete -C), where fish is installed.
 func TestCompletion_fish(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -205,6 +211,7 @@ func TestCompletion_fish(t *testing.T) {
 	dir, env := completionEnv(t)
 	for _, tc := range shellCases(dir) {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cmd := exec.Command(fish, "--no-config", "-c", "pathfinder completion fish | source; complete -C "+shellQuote(tc.line))
 			cmd.Env = env
 			out, err := cmd.CombinedOutput()
@@ -231,6 +238,7 @@ func TestCompletion_fish(t *testing.T) {
 // TestCompletion_zsh runs the zsh script's function with zsh's completion builtins replaced by
 // ones that print what they are given, where zsh is installed.
 func TestCompletion_zsh(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -278,6 +286,7 @@ func shellQuote(s string) string {
 
 // TestTargets: --target's values, listed for its help and completion, are the ones host accepts.
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	for _, target := range targets {
 		if _, err := search.ParsePlatform(target); err != nil {
 			t.Errorf("%s: %v", target, err)

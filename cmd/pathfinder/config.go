@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -23,7 +22,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			if c.configFile != "" {
 				return c.usageError("check reads the one file it is given, not --config")
 			}
-			err := search.Options{}.CheckConfigFile(ctx, args[1])
+			err := search.Options{LookupEnv: c.lookupEnv}.CheckConfigFile(ctx, args[1])
 			if *asJSON {
 				checked := struct {
 					File     string   `json:"file"`
@@ -69,10 +68,10 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		for _, l := range f.ConfigFiles() {
 			fmt.Fprintf(c.stdout, "#   %s\n", l)
 		}
-		if v := os.Getenv("PATHFINDER_CACHE_DIR"); v != "" {
+		if v := c.getenv("PATHFINDER_CACHE_DIR"); v != "" {
 			fmt.Fprintf(c.stdout, "# $PATHFINDER_CACHE_DIR=%s overrides cache.dir\n", printable.String(v))
 		}
-		if os.Getenv("PATHFINDER_NO_CACHE") == "1" {
+		if c.getenv("PATHFINDER_NO_CACHE") == "1" {
 			fmt.Fprintf(c.stdout, "# $PATHFINDER_NO_CACHE=1 overrides cache.enabled\n")
 		}
 		fmt.Fprintln(c.stdout)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,22 +23,21 @@ type findCase struct {
 	code int
 }
 
-// builtAndIsolated builds the binary, then isolates the test's environment (isolate's PATH has no
-// go), and returns the binary and the test's HOME.
-func builtAndIsolated(t *testing.T) (bin, home string) {
+// builtAndIsolated builds the binary and returns it with an isolated environment to run it in.
+func builtAndIsolated(t *testing.T) (bin string, e *testEnv) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin = noCgoBinary(t)
-	return bin, isolate(t)
+	return noCgoBinary(t), isolate(t)
 }
 
-func runFindCases(t *testing.T, bin string, cases []findCase) {
+func (e *testEnv) runFindCases(t *testing.T, bin string, cases []findCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := runBin(t, bin, tt.env, strings.Fields(tt.args)...)
+			t.Parallel()
+			out, errOut, code := e.runBin(t, bin, tt.env, strings.Fields(tt.args)...)
 			if code != tt.code || tt.code == exitOK && out != tt.want+"\n" || tt.code != exitOK && !strings.Contains(errOut, tt.want) {
 				t.Fatalf("%v pathfinder %s: exit %d, stdout %q, stderr %q; want %d, %q", tt.env, tt.args, code, out, errOut, tt.code, tt.want)
 			}
@@ -50,7 +48,8 @@ func runFindCases(t *testing.T, bin string, cases []findCase) {
 // TestFind_nvvmWindowsDirs: nvvm's DLL in a toolkit's nvvm/bin/x64 (nvvm/bin/arm64), before
 // nvvm/bin, through CUDA_PATH and through conda's Library/, as newer cuda.pathfinder has it.
 func TestFind_nvvmWindowsDirs(t *testing.T) {
-	bin, _ := builtAndIsolated(t)
+	t.Parallel()
+	bin, e := builtAndIsolated(t)
 	const x64, arm64 = pe.IMAGE_FILE_MACHINE_AMD64, pe.IMAGE_FILE_MACHINE_ARM64
 	both, x64Only, conda := t.TempDir(), t.TempDir(), t.TempDir()
 	putPE(t, both, "nvvm/bin/x64/nvvm64_40_0.dll", x64)
@@ -59,7 +58,7 @@ func TestFind_nvvmWindowsDirs(t *testing.T) {
 	putPE(t, x64Only, "nvvm/bin/x64/nvvm64_40_0.dll", x64)
 	putPE(t, conda, "Library/nvvm/bin/x64/nvvm64_40_0.dll", x64)
 	dll := func(root, rel string) string { return filepath.Join(root, rel, "nvvm64_40_0.dll") }
-	runFindCases(t, bin, []findCase{
+	e.runFindCases(t, bin, []findCase{
 		{"nvvm/bin/x64 before nvvm/bin", []string{"CUDA_PATH=" + both}, "find nvvm --target windows/amd64", dll(both, "nvvm/bin/x64"), exitOK},
 		{"nvvm/bin/arm64 on arm64", []string{"CUDA_PATH=" + both}, "find nvvm --target windows/arm64", dll(both, "nvvm/bin/arm64"), exitOK},
 		{"nvvm/bin/x64 alone, CUDA_PATH", []string{"CUDA_PATH=" + x64Only}, "find nvvm --target windows/amd64", dll(x64Only, "nvvm/bin/x64"), exitOK},
@@ -71,7 +70,8 @@ func TestFind_nvvmWindowsDirs(t *testing.T) {
 // what it does hold, in explain and in the --json attempts, bounded and escaped, as cuda.pathfinder's
 // error lists it: README.txt where libcudadevrt.a was expected.
 func TestFind_listsWhatADirectoryHolds(t *testing.T) {
-	bin, _ := builtAndIsolated(t)
+	t.Parallel()
+	bin, e := builtAndIsolated(t)
 	root := t.TempDir()
 	write(t, filepath.Join(root, "lib64", "README.txt"), nil)
 	write(t, filepath.Join(root, "lib", "evil\x1b[31mred"), nil)
@@ -80,7 +80,7 @@ func TestFind_listsWhatADirectoryHolds(t *testing.T) {
 	}
 	write(t, filepath.Join(root, "nvvm", "libdevice", "README.txt"), nil)
 	env := []string{"CUDA_PATH=" + root}
-	out, _, code := runBin(t, bin, env, "find", "cudadevrt", "--kind", "static-lib", "--json")
+	out, _, code := e.runBin(t, bin, env, "find", "cudadevrt", "--kind", "static-lib", "--json")
 	var got struct {
 		Error    string
 		Attempts []struct{ Step, Path, Reason string }
@@ -101,7 +101,7 @@ func TestFind_listsWhatADirectoryHolds(t *testing.T) {
 	if len(want) > 0 {
 		t.Fatalf("attempts lack %q:\n%s", want, out)
 	}
-	out, _, _ = runBin(t, bin, env, "explain", "device", "--kind", "bitcode")
+	out, _, _ = e.runBin(t, bin, env, "explain", "device", "--kind", "bitcode")
 	if line := "· " + filepath.Join(root, "nvvm", "libdevice") + "  none of libdevice.10.bc; it holds README.txt\n"; !strings.Contains(out, line) {
 		t.Fatalf("explain device --kind bitcode lacks %q:\n%s", line, out)
 	}
@@ -111,12 +111,13 @@ func TestFind_listsWhatADirectoryHolds(t *testing.T) {
 // LD_LIBRARY_PATH), every binary utility is found in its toolkit root's bin, as cuda.pathfinder
 // 1.6.0 finds them (PR #2196), and so is a header set of the toolkit; another product's is not.
 func TestFind_binariesThroughTheCanary(t *testing.T) {
-	bin, _ := builtAndIsolated(t)
+	t.Parallel()
+	bin, e := builtAndIsolated(t)
 	root := t.TempDir()
 	gccLib(t, filepath.Join(root, "lib64", "libcudart.so.13"), "libcudart.so.13")
 	write(t, filepath.Join(root, "include", "cuda_runtime.h"), nil)
 	write(t, filepath.Join(root, "include", "cutlass", "cutlass.h"), nil)
-	out, _, _ := run(t, "list", "--kind", "binary", "--json")
+	out, _, _ := e.run(t, "list", "--kind", "binary", "--json")
 	env := []string{"LD_LIBRARY_PATH=" + filepath.Join(root, "lib64")}
 	var cases []findCase
 	for _, b := range jsonLines[struct{ Name string }](t, out) {
@@ -131,9 +132,9 @@ func TestFind_binariesThroughTheCanary(t *testing.T) {
 		findCase{"a toolkit header set", env, "find cudart --kind header-dir", filepath.Join(root, "include"), exitOK},
 		findCase{"another product's header set", env, "find cutlass --kind header-dir", `"cutlass" not found`, exitNotFound},
 	)
-	runFindCases(t, bin, cases)
+	e.runFindCases(t, bin, cases)
 
-	out, _, _ = runBin(t, bin, env, "find", "nvcc", "--kind", "binary", "--json")
+	out, _, _ = e.runBin(t, bin, env, "find", "nvcc", "--kind", "binary", "--json")
 	if !strings.Contains(out, `"found_via":"system-ctk-root","step":"canary"`) {
 		t.Fatalf("find nvcc --json: %s", out)
 	}
@@ -145,19 +146,21 @@ func TestFind_binariesThroughTheCanary(t *testing.T) {
 // PYTHONNOUSERSITE; explain says where each site comes from and why one was not searched. The venvs
 // are python3 -m venv's, the user site under a test HOME.
 func TestFind_pythonSiteRules(t *testing.T) {
-	bin, home := builtAndIsolated(t)
-	python, err := exec.LookPath("python3") // isolate's PATH: the system's own
+	t.Parallel()
+	bin, e := builtAndIsolated(t)
+	home := e.vars["HOME"]
+	python, err := e.lookPath("python3") // isolate's PATH: the system's own
 	if err != nil {
 		t.Skip("no python3")
 	}
-	version, err := exec.Command(python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+	version, err := e.command(python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	venv := func(name string, args ...string) string {
 		v := filepath.Join(dir, name)
-		if out, err := exec.Command(python, append([]string{"-m", "venv", "--without-pip", v}, args...)...).CombinedOutput(); err != nil {
+		if out, err := e.command(python, append([]string{"-m", "venv", "--without-pip", v}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("venv: %v\n%s", err, out)
 		}
 		return v
@@ -180,7 +183,7 @@ func TestFind_pythonSiteRules(t *testing.T) {
 	os.MkdirAll(filepath.Join(ofBase, "lib", "python3.12", "site-packages"), 0o755)
 
 	noUser := "PYTHONNOUSERSITE=1"
-	runFindCases(t, bin, []findCase{
+	e.runFindCases(t, bin, []findCase{
 		{"an installation: the user site first", []string{"PATH=" + filepath.Join(base, "bin")}, "find cudart", user, exitOK},
 		{"an installation, PYTHONNOUSERSITE", []string{"PATH=" + filepath.Join(base, "bin"), noUser}, "find cudart", baseCudart, exitOK},
 		{"a venv without system site packages: no user site", []string{"VIRTUAL_ENV=" + isolated}, "find cudart", `"cudart" not found`, exitNotFound},
@@ -201,7 +204,7 @@ func TestFind_pythonSiteRules(t *testing.T) {
 			"site-packages " + userSite + " not searched: $PYTHONNOUSERSITE=1 turns the user site off",
 			"site-packages " + filepath.Join(base, "lib", "python3.12", "site-packages") + ": the base Python of $VIRTUAL_ENV's venv, as " + filepath.Join(ofBase, "pyvenv.cfg") + " includes the system site packages"}},
 	} {
-		out, _, _ := runBin(t, bin, tt.env, "explain", "cudart")
+		out, _, _ := e.runBin(t, bin, tt.env, "explain", "cudart")
 		for _, w := range tt.want {
 			if !strings.Contains(out, "log: "+w+"\n") {
 				t.Errorf("%v explain cudart lacks %q:\n%s", tt.env, w, out)

@@ -54,6 +54,7 @@ func pinnedProbe(t *testing.T, vars map[string]string) *driver.Report {
 
 // TestDocs_compatibilityRules: the rules' examples are what the rules answer.
 func TestDocs_compatibilityRules(t *testing.T) {
+	t.Parallel()
 	doc := strings.ReplaceAll(strings.Join(strings.Fields(compatibilityDoc(t, "NVIDIA's rules")+compatibilityDoc(t, "The minimum drivers")), " "), "`", "")
 	r := pinnedReport(t, "550.54.14")
 	d := compat.Driver{Version: r.DriverVersion, MaxCUDA: r.MaxCUDA}
@@ -72,6 +73,7 @@ func TestDocs_compatibilityRules(t *testing.T) {
 // TestDocs_minimumDrivers: the page's table is compat's, row for row, and names the documents
 // compat's table cites.
 func TestDocs_minimumDrivers(t *testing.T) {
+	t.Parallel()
 	section := compatibilityDoc(t, "The minimum drivers")
 	rows := regexp.MustCompile(`(?m)^\| (\d+)\.x \| ([0-9.]+) \| ([0-9.]+) \|$`).FindAllStringSubmatch(section, -1)
 	if len(rows) != 3 {
@@ -99,6 +101,7 @@ func TestDocs_minimumDrivers(t *testing.T) {
 // TestDocs_runs: the page's example of runs, JSON and text, is what pathfinder driver answers for
 // 550.54.14, and the page names every machine of testdata/driver/runs.json.
 func TestDocs_runs(t *testing.T) {
+	t.Parallel()
 	section := compatibilityDoc(t, "What a driver runs: `runs`")
 	blocks := codeBlocks(section)
 	if len(blocks) != 2 {
@@ -132,6 +135,7 @@ func TestDocs_runs(t *testing.T) {
 // TestDocs_variant: the page's shortened configs are the golden output's: each value it names, in
 // order, the ellipses standing for what lies between, and each count.
 func TestDocs_variant(t *testing.T) {
+	t.Parallel()
 	blocks := codeBlocks(compatibilityDoc(t, "For installers: `--format variant`"))
 	if len(blocks) != 2 || !strings.Contains(blocks[0], "PATHFINDER_DRIVER_VERSION=550.54.14 PATHFINDER_COMPUTE_CAPABILITY=9.0 pathfinder driver --format variant") {
 		t.Fatalf("code blocks %q", blocks)
@@ -179,6 +183,7 @@ func TestDocs_variant(t *testing.T) {
 // CUDA 11, 12 and 13 in its three words, with the minimum driver for no; the variant configs are the
 // three it names, none without a working driver; the compute-capability pin gives the GPUs.
 func TestREADME_driverCompatibility(t *testing.T) {
+	t.Parallel()
 	for _, want := range []string{
 		"and runs: for CUDA 11, 12 and 13, whether the driver runs it (full up to a minor, minor-version, or no with the minimum driver that would), by NVIDIA's rules;",
 		"--format variant prints what NVIDIA's wheel-variant provider returns from get_supported_configs for the nvidia namespace (cuda_version_lower_bound, cuda_version_upper_bound, sm_arch), without NVML and in the static build too, and [] unless the driver works; PATHFINDER_COMPUTE_CAPABILITY=9.0 pins the GPUs as PATHFINDER_DRIVER_VERSION pins the driver",

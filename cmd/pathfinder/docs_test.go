@@ -29,6 +29,7 @@ func docFiles(t *testing.T) []string {
 // TestDocs_pathsExist: every file or folder of the repository a document names in backquotes is
 // there; a placeholder (<name>, NAME, mine, a glob) is not a path.
 func TestDocs_pathsExist(t *testing.T) {
+	t.Parallel()
 	quoted := regexp.MustCompile("`([^`\\s]+)`")
 	repoPath := regexp.MustCompile(`^(abi|builtin|cmd|host|plugins|internal|examples|docs|testdata|integration|bench|deploy|\.ci)/`)
 	placeholder := regexp.MustCompile(`[<*{]|mine|NAME`)
@@ -57,6 +58,7 @@ func TestDocs_pathsExist(t *testing.T) {
 // TestDocs_pluginInstallLine: docs/plugins.md's install line works where the directory it installs
 // into does not exist yet, as on a fresh machine.
 func TestDocs_pluginInstallLine(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docs/plugins.md")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +83,7 @@ func TestDocs_pluginInstallLine(t *testing.T) {
 // TestDocs_doctorChecks: docs/driver.md's table of doctor's checks names golden files that exist,
 // and says of the checks' end-to-end test what it does.
 func TestDocs_doctorChecks(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docs/driver.md")
 	if err != nil {
 		t.Fatal(err)
@@ -108,8 +111,9 @@ func TestDocs_doctorChecks(t *testing.T) {
 // TestHelp_exitStatus: pathfinder --help says what README says of the exit status, refused and
 // not loadable included.
 func TestHelp_exitStatus(t *testing.T) {
-	isolate(t)
-	help, _, _ := run(t, "--help")
+	t.Parallel()
+	e := isolate(t)
+	help, _, _ := e.run(t, "--help")
 	help = strings.Join(strings.Fields(help), " ")
 	_, status, _ := strings.Cut(readme(t), "Exit status: ")
 	status, _, _ = strings.Cut(status, ".")
@@ -123,6 +127,7 @@ func TestHelp_exitStatus(t *testing.T) {
 // no-driver and exits 1, which go run reports as "exit status 1"; the fetch command is the one the
 // skipping tests name.
 func TestREADME_quickStart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go install and go run")
 	}
@@ -160,15 +165,15 @@ func TestREADME_quickStart(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install ./cmd/pathfinder: %v\n%s", err, out)
 	}
-	isolate(t)
+	e := isolate(t)
 	noDriver := t.TempDir() // a machine without an NVIDIA driver
-	out, _, code := runCommand(t, exec.Command(filepath.Join(gobin, "pathfinder"), "doctor", "--root", noDriver))
+	out, _, code := runCommand(t, e.command(filepath.Join(gobin, "pathfinder"), "doctor", "--root", noDriver))
 	if code != exitNotFound || !strings.Contains(out, "no-driver") {
 		t.Fatalf("pathfinder doctor without a driver: exit %d\n%s", code, out)
 	}
 	goRun := exec.Command(goTool, "run", "./cmd/pathfinder", "doctor", "--root", noDriver)
 	goRun.Dir = "../.."
-	goRun.Env = append(os.Environ(), goEnv...)
+	goRun.Env = e.Environ(goEnv...)
 	_, errOut, code := runCommand(t, goRun)
 	if code != exitNotFound || !strings.HasSuffix(errOut, "exit status 1\n") {
 		t.Fatalf("go run ./cmd/pathfinder doctor: exit %d, stderr %q", code, errOut)
@@ -187,6 +192,7 @@ func TestREADME_quickStart(t *testing.T) {
 // load cudart` (`Type.method` or `package.Function`) is declared in the repository, so the walk a
 // reader follows is the code's.
 func TestArchitecture_callOrder(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../ARCHITECTURE.md")
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +228,7 @@ func TestArchitecture_callOrder(t *testing.T) {
 // label set holds (host/driver/testdata/labels), and each label it names is in one of them unless
 // its row says it is not written; its example of several models is that node's.
 func TestDocs_kubernetesLabels(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docs/kubernetes.md")
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +281,7 @@ func TestDocs_kubernetesLabels(t *testing.T) {
 // without clang, zsh or fish exist and say what installs what is missing; the libraries fetch.sh
 // unpacks, where they were fetched, are about the size README says.
 func TestREADME_testCosts(t *testing.T) {
+	t.Parallel()
 	r := readme(t)
 	if !strings.Contains(r, "it unpacks about 1.3 GB;") || !strings.Contains(r, "go test -race ./... took 3 minutes on this project's 2-core machines") ||
 		!strings.Contains(r, "Without clang and wasi-libc, builtin's TestStepsModuleRebuilds skips; without zsh or fish, TestCompletion_zsh or TestCompletion_fish; each says what is missing and what installs it") {

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/english"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
-	"github.com/pathfinder-dev/pathfinder/internal/printable"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/doctor"
+	"github.com/pathfinder-dev/pathfinder/internal/english"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // doctor exits exitOK when it lists no problem, exitNotFound when it lists one or more (a driver
@@ -30,7 +27,7 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if len(args) > 0 {
 			return c.usageError("takes no arguments")
 		}
-		opts, err := probeOptions(*root, "")
+		opts, err := c.probeOptions(*root, "")
 		if err != nil {
 			return c.usageError("%v", err)
 		}
@@ -43,11 +40,11 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		d := gatherDoctor(ctx, f, c.driver, *pid, os.Getenv)
-		if d.mapsErr != nil {
-			return c.usageError("--pid: %v", d.mapsErr)
+		d, err := doctor.Gather(ctx, f, c.driver, *pid, c.getenv)
+		if err != nil {
+			return c.usageError("--pid: %v", err)
 		}
-		problems := diagnose(d)
+		problems := doctor.Diagnose(d)
 		if *asJSON {
 			writeDoctorJSON(c.stdout, d, problems, *all)
 		} else {
@@ -60,77 +57,11 @@ func cmdDoctor(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	}
 }
 
-// doctorFacts is everything the diagnostics read: the Finder's answers, the driver report, the
-// environment, and the mapped files of a process.
-type doctorFacts struct {
-	version     string
-	platform    abi.Platform
-	configFiles []string
-	sites       []string // the site-packages directories the wheels step searches
-	cache       inspect.Cache
-	getenv      func(string) string
-	libs        []libAnswer // every dynamic library of the catalog, in its order
-	report      *driver.Report
-	compat      *search.CompatibilityTrace // what the search's compatibility check knew
-	pid         int
-	maps        []mappedFile // the files process pid maps; nil without --pid
-	mapsErr     error
-	ignored     []search.IgnoredInput // inputs the Finder did not use, and why
-}
-
-// libAnswer is the Finder's answer for one library.
-type libAnswer struct {
-	search.LibraryInfo
-	fileNames []string        // what a search looks for, newest first
-	lib       *search.Library // nil when not found
-	err       error
-	// loadProblem is the loader's predicted failure for a found library ("" when it would load).
-	loadProblem string
-}
-
-// gatherDoctor finds every library, in the catalog's order and one after another, as a program that
-// asked for them all would: the first answer with a known CUDA version anchors the rest.
-func gatherDoctor(ctx context.Context, f *search.Engine, report *driver.Report, pid int, getenv func(string) string) *doctorFacts {
-	d := &doctorFacts{
-		version: versionString(), platform: f.Platform(), configFiles: f.ConfigFiles(), sites: f.SitePackages(),
-		getenv: getenv, pid: pid, ignored: f.IgnoredInputs(), report: report,
-	}
-	infos := f.Libraries(search.DynamicLib)
-	d.libs = make([]libAnswer, len(infos))
-	for i, l := range infos {
-		a := &d.libs[i]
-		*a = libAnswer{LibraryInfo: l, fileNames: f.FileNames(search.DynamicLib, l.Name)}
-		if l.Available {
-			a.lib, a.err = f.Find(ctx, l.Name)
-		}
-		if a.lib != nil {
-			a.loadProblem = a.lib.LoadProblem
-		}
-	}
-	d.compat = f.Compatibility()
-	d.cache = f.Cache() // after the searches: what writing their answers met
-	if pid > 0 {
-		d.maps, d.mapsErr = readMaps(pid)
-	}
-	d.ignored = append(d.ignored, d.report.Ignored...)
-	return d
-}
-
-// lib returns the answer for name, or nil.
-func (d *doctorFacts) lib(name string) *libAnswer {
-	for i := range d.libs {
-		if d.libs[i].Name == name {
-			return &d.libs[i]
-		}
-	}
-	return nil
-}
-
-func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
-	fmt.Fprintf(w, "%s on %s\n", d.version, d.platform)
+func writeDoctor(w io.Writer, d *doctor.Facts, problems []doctor.Problem, all bool) {
+	fmt.Fprintf(w, "%s on %s\n", versionString(), d.Platform)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "libraries\t%s\n", librarySummary(d))
-	r := d.report
+	r := d.Driver
 	line := string(r.State) + ": " + r.Summary
 	switch {
 	case r.MaxCUDA != "" && r.MaxCUDASource == driver.MaxCUDAFromUserSpace:
@@ -142,14 +73,14 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 	if g := gpuSummary(r.GPUs); g != "" {
 		fmt.Fprintf(tw, "gpus\t%s\n", g)
 	}
-	if c := d.compat; c != nil {
+	if c := d.Compat; c != nil {
 		fmt.Fprintf(tw, "compatibility\t%s\n", compatibilityLine(c))
 		for _, n := range c.Notes {
 			fmt.Fprintf(tw, "\t%s\n", n)
 		}
 	}
-	for _, a := range d.libs {
-		if a.lib != nil && len(a.lib.PassedOver) > 0 {
+	for _, a := range d.Libraries {
+		if a.Found != nil && len(a.Found.PassedOver) > 0 {
 			fmt.Fprintf(tw, "\t%s\n", choiceLine(a))
 		}
 	}
@@ -162,9 +93,9 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 		fmt.Fprintln(w, english.Plural(len(problems), "problem"))
 	}
 	for _, p := range problems { // escaped: a problem may quote a variable's value
-		fmt.Fprintf(w, "  ✗ %s\n", printable.String(p.title))
-		if p.fix != "" {
-			fmt.Fprintf(w, "    fix: %s\n", printable.String(p.fix))
+		fmt.Fprintf(w, "  ✗ %s\n", printable.String(p.Title))
+		if p.Fix != "" {
+			fmt.Fprintf(w, "    fix: %s\n", printable.String(p.Fix))
 		}
 	}
 	if all {
@@ -181,36 +112,36 @@ func writeDoctor(w io.Writer, d *doctorFacts, problems []problem, all bool) {
 }
 
 // choiceLine says which copy of a library the compatibility check chose and what it passed over.
-func choiceLine(a libAnswer) string {
-	passed := make([]string, len(a.lib.PassedOver))
-	for i, p := range a.lib.PassedOver {
+func choiceLine(a doctor.Answer) string {
+	passed := make([]string, len(a.Found.PassedOver))
+	for i, p := range a.Found.PassedOver {
 		passed[i] = fmt.Sprintf("%s (%s)", p.Path, p.Reason)
 	}
-	took := a.lib.Path
-	if a.lib.CUDA != "" {
-		took += " (CUDA " + a.lib.CUDA + ")"
+	took := a.Found.Path
+	if a.Found.CUDA != "" {
+		took += " (CUDA " + a.Found.CUDA + ")"
 	}
 	return fmt.Sprintf("%s: took %s, passed over %s", a.Name, took, strings.Join(passed, ", "))
 }
 
 // librarySummary is "3 of 50 found: 2 from site-packages, 1 from conda".
-func librarySummary(d *doctorFacts) string {
+func librarySummary(d *doctor.Facts) string {
 	found, avail := 0, 0
 	var vias []string
 	count := map[string]int{}
-	for _, a := range d.libs {
+	for _, a := range d.Libraries {
 		if !a.Available {
 			continue
 		}
 		avail++
-		if a.lib == nil {
+		if a.Found == nil {
 			continue
 		}
 		found++
-		if count[a.lib.FoundVia] == 0 {
-			vias = append(vias, a.lib.FoundVia)
+		if count[a.Found.FoundVia] == 0 {
+			vias = append(vias, a.Found.FoundVia)
 		}
-		count[a.lib.FoundVia]++
+		count[a.Found.FoundVia]++
 	}
 	s := fmt.Sprintf("%d of %d found", found, avail)
 	var parts []string
@@ -250,14 +181,14 @@ func gpuSummary(gpus []driver.GPU) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeSettings(w io.Writer, d *doctorFacts) {
+func writeSettings(w io.Writer, d *doctor.Facts) {
 	fmt.Fprintln(w, "\nsettings")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  config\t%s\n", strings.Join(d.configFiles, ", "))
-	if len(d.sites) == 0 {
+	fmt.Fprintf(tw, "  config\t%s\n", strings.Join(d.ConfigFiles, ", "))
+	if len(d.Sites) == 0 {
 		fmt.Fprintf(tw, "  site-packages\t(none found: set VIRTUAL_ENV or PATHFINDER_SITE_PACKAGES)\n")
 	}
-	for i, s := range d.sites {
+	for i, s := range d.Sites {
 		label := ""
 		if i == 0 {
 			label = "site-packages"
@@ -266,7 +197,7 @@ func writeSettings(w io.Writer, d *doctorFacts) {
 	}
 	var env []string
 	for _, v := range []string{"CONDA_PREFIX", "CUDA_PATH", "CUDA_HOME", "CUDNN_PATH", "NCCL_HOME", "LD_LIBRARY_PATH"} {
-		if val := d.getenv(v); val != "" {
+		if val := d.Getenv(v); val != "" {
 			env = append(env, v+"="+printable.String(val))
 		}
 	}
@@ -274,81 +205,42 @@ func writeSettings(w io.Writer, d *doctorFacts) {
 		env = []string{"(none of CONDA_PREFIX, CUDA_PATH, CUDA_HOME, CUDNN_PATH, NCCL_HOME, LD_LIBRARY_PATH is set)"}
 	}
 	fmt.Fprintf(tw, "  environment\t%s\n", strings.Join(env, "  "))
-	cache := d.cache.Dir
+	cache := d.Cache.Dir
 	switch {
 	case cache == "":
-		cache = "(off: " + d.cache.Off + ")"
-	case d.cache.WriteError != "":
-		cache += " (cannot be written: " + d.cache.WriteError + ")"
+		cache = "(off: " + d.Cache.Off + ")"
+	case d.Cache.WriteError != "":
+		cache += " (cannot be written: " + d.Cache.WriteError + ")"
 	}
 	fmt.Fprintf(tw, "  cache\t%s\n", printable.String(cache))
 	tw.Flush()
 }
 
-func writeLibraries(w io.Writer, d *doctorFacts) {
+func writeLibraries(w io.Writer, d *doctor.Facts) {
 	width := 0
-	for _, a := range d.libs {
+	for _, a := range d.Libraries {
 		width = max(width, len(a.Name))
 	}
 	category := ""
-	for _, a := range d.libs {
+	for _, a := range d.Libraries {
 		if a.Category != category {
 			category = a.Category
 			fmt.Fprintf(w, "\n%s libraries\n", category)
 		}
 		switch {
 		case !a.Available:
-			fmt.Fprintf(w, "  %-*s  -  not available on %s\n", width, a.Name, d.platform)
-		case a.lib != nil && a.lib.CUDA != "":
-			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s, CUDA %s)\n", width, a.Name, a.lib.Path, a.lib.FoundVia, a.lib.CUDA)
-		case a.lib != nil:
-			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, a.Name, a.lib.Path, a.lib.FoundVia)
+			fmt.Fprintf(w, "  %-*s  -  not available on %s\n", width, a.Name, d.Platform)
+		case a.Found != nil && a.Found.CUDA != "":
+			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s, CUDA %s)\n", width, a.Name, a.Found.Path, a.Found.FoundVia, a.Found.CUDA)
+		case a.Found != nil:
+			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, a.Name, a.Found.Path, a.Found.FoundVia)
 		default:
-			msg := a.err.Error()
+			msg := a.Err.Error()
 			var se *search.SearchError
-			if errors.As(a.err, &se) && errors.Is(se, search.ErrNotFound) {
+			if errors.As(a.Err, &se) && errors.Is(se, search.ErrNotFound) {
 				msg = fmt.Sprintf("not found (looked for %s in %d places)", strings.Join(se.Looked, " or "), len(se.Attempts))
 			}
 			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, msg)
 		}
 	}
-}
-
-// mappedFile is one file a process maps, from /proc/PID/maps.
-type mappedFile struct {
-	path  string
-	inode string // "dev inode", which tells two copies from two names of one file
-}
-
-// readMaps lists the distinct files process pid maps.
-func readMaps(pid int) ([]mappedFile, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no process %d (its libraries are read from /proc/%d/maps, on Linux)", pid, pid)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("process %d: %v", pid, errors.Unwrap(err))
-	}
-	defer f.Close()
-	var out []mappedFile
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// address perms offset dev inode path (the path may hold spaces)
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[4] == "0" {
-			continue
-		}
-		i := strings.Index(sc.Text(), " /")
-		if i < 0 {
-			continue
-		}
-		path := strings.TrimSuffix(sc.Text()[i+1:], " (deleted)")
-		key := fields[3] + " " + fields[4] + " " + path
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, mappedFile{path: path, inode: fields[3] + " " + fields[4]})
-		}
-	}
-	return out, sc.Err()
 }

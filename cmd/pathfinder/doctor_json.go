@@ -3,8 +3,9 @@ package main
 import (
 	"io"
 
-	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/doctor"
 )
 
 // doctorDocument is doctor --json: what the text's screen says, as one document.
@@ -29,37 +30,37 @@ type doctorProblemJSON struct {
 
 // doctorLibraryJSON is one library of --all: where it was found, or why not.
 type doctorLibraryJSON struct {
-	Name       string           `json:"name"`
-	Path       string           `json:"path,omitempty"`
-	FoundVia   string           `json:"found_via,omitempty"`
-	CUDA       string           `json:"cuda,omitempty"`
+	Name       string         `json:"name"`
+	Path       string         `json:"path,omitempty"`
+	FoundVia   string         `json:"found_via,omitempty"`
+	CUDA       string         `json:"cuda,omitempty"`
 	PassedOver []search.Attempt `json:"passed_over,omitempty"`
-	Error      string           `json:"error,omitempty"`
+	Error      string         `json:"error,omitempty"`
 }
 
-func writeDoctorJSON(w io.Writer, d *doctorFacts, problems []problem, all bool) error {
+func writeDoctorJSON(w io.Writer, d *doctor.Facts, problems []doctor.Problem, all bool) error {
 	doc := doctorDocument{
-		Version: d.version, Platform: d.platform.String(), Libraries: librarySummary(d), Driver: d.report,
-		Compatibility: d.compat, Problems: []doctorProblemJSON{},
+		Version: versionString(), Platform: d.Platform.String(), Libraries: librarySummary(d), Driver: d.Driver,
+		Compatibility: d.Compat, Problems: []doctorProblemJSON{},
 	}
-	for _, a := range d.libs {
-		if a.lib != nil && len(a.lib.PassedOver) > 0 {
-			doc.Choices = append(doc.Choices, doctorLibraryJSON{Name: a.Name, Path: a.lib.Path, FoundVia: a.lib.FoundVia, CUDA: a.lib.CUDA, PassedOver: a.lib.PassedOver})
+	for _, a := range d.Libraries {
+		if a.Found != nil && len(a.Found.PassedOver) > 0 {
+			doc.Choices = append(doc.Choices, doctorLibraryJSON{Name: a.Name, Path: a.Found.Path, FoundVia: a.Found.FoundVia, CUDA: a.Found.CUDA, PassedOver: a.Found.PassedOver})
 		}
 	}
 	for _, p := range problems {
-		doc.Problems = append(doc.Problems, doctorProblemJSON{p.title, p.fix})
+		doc.Problems = append(doc.Problems, doctorProblemJSON{p.Title, p.Fix})
 	}
 	if all {
-		for _, a := range d.libs {
+		for _, a := range d.Libraries {
 			l := doctorLibraryJSON{Name: a.Name}
 			switch {
-			case a.lib != nil:
-				l.Path, l.FoundVia, l.CUDA = a.lib.Path, a.lib.FoundVia, a.lib.CUDA
-			case a.err != nil:
-				l.Error = a.err.Error()
+			case a.Found != nil:
+				l.Path, l.FoundVia, l.CUDA = a.Found.Path, a.Found.FoundVia, a.Found.CUDA
+			case a.Err != nil:
+				l.Error = a.Err.Error()
 			default:
-				l.Error = "not available on " + d.platform.String()
+				l.Error = "not available on " + d.Platform.String()
 			}
 			doc.Found = append(doc.Found, l)
 		}

@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/doctor"
+	"github.com/pathfinder-dev/pathfinder/internal/input"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -34,6 +36,7 @@ order = ["envroots"]
 
 // doctorSetup is one situation: the driver's captured machine, the trees and the environment.
 type doctorSetup struct {
+	env    *testEnv
 	base   string // every path the test makes is under it; "$TMP" in the golden files
 	root   string // the captured machine doctor probes
 	config string
@@ -41,10 +44,8 @@ type doctorSetup struct {
 
 func newDoctorSetup(t *testing.T) *doctorSetup {
 	t.Helper()
-	t.Setenv("PATHFINDER_REALNV_DIR", realnv.Dir()) // before isolate moves HOME
-	isolate(t)
 	base := t.TempDir()
-	s := &doctorSetup{base: base, root: filepath.Join(base, "machine"), config: filepath.Join(base, "pathfinder.toml")}
+	s := &doctorSetup{env: isolate(t), base: base, root: filepath.Join(base, "machine"), config: filepath.Join(base, "pathfinder.toml")}
 	os.MkdirAll(s.root, 0o755)
 	os.MkdirAll(filepath.Join(base, "bin"), 0o755)
 	if err := os.WriteFile(s.config, []byte(doctorConfig), 0o644); err != nil {
@@ -64,8 +65,8 @@ func (s *doctorSetup) lib(t *testing.T, rel string) string {
 // temporary directory written as $TMP.
 func (s *doctorSetup) run(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	t.Setenv("PATH", filepath.Join(s.base, "bin")) // no python3: the site-packages are the test's alone
-	out, errOut, code := run(t, append([]string{"doctor", "--config", s.config, "--root", s.root}, args...)...)
+	s.env.Setenv("PATH", filepath.Join(s.base, "bin")) // no python3: the site-packages are the test's alone
+	out, errOut, code := s.env.run(t, append([]string{"doctor", "--config", s.config, "--root", s.root}, args...)...)
 	if errOut != "" {
 		t.Fatalf("stderr: %s", errOut)
 	}
@@ -75,6 +76,7 @@ func (s *doctorSetup) run(t *testing.T, args ...string) (string, int) {
 // TestDoctor_situations: one golden file per setup failure doctor diagnoses, and the summary that
 // leads: how many libraries were found and where from, and the driver's state.
 func TestDoctor_situations(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, s *doctorSetup) []string // extra arguments
@@ -82,10 +84,10 @@ func TestDoctor_situations(t *testing.T) {
 	}{
 		{name: "nothing", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string { return nil }},
 		{name: "no-problems", code: exitOK, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
-			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+			s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
-			t.Setenv("CONDA_PREFIX", filepath.Join(s.base, "conda"))
+			s.env.Setenv("CONDA_PREFIX", filepath.Join(s.base, "conda"))
 			s.lib(t, "conda/lib/libnvjpeg.so.13")
 			return nil
 		}},
@@ -105,7 +107,7 @@ func TestDoctor_situations(t *testing.T) {
 				}
 			}
 			s.root = machine(t, "trixie", files)
-			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			return nil
 		}},
@@ -113,26 +115,26 @@ func TestDoctor_situations(t *testing.T) {
 		// that driver 550 cannot run and takes the CUDA 12 one beside it; doctor says so, and what
 		// remains a problem is the mixed install, not a runtime too new.
 		{name: "cu13-passed-over-for-cu12", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+			s.env.Setenv("PATHFINDER_COMPATIBILITY", "strict")
 			s.root = machine(t, "trixie", kernelModule("550.163.01", true))
-			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			cudart12 := realnv.Get(t, "trixie/libcudart12").Path("usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127")
 			installFile(t, cudart12, filepath.Join(s.base, "site/nvidia/cuda_runtime/lib/libcudart.so.12"))
 			return nil
 		}},
 		{name: "nothing-runs", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+			s.env.Setenv("PATHFINDER_COMPATIBILITY", "strict")
 			s.root = machine(t, "trixie", kernelModule("550.163.01", true))
-			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			return nil
 		}},
 		{name: "stub-libcuda-on-ld-library-path", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+			s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 			stub := filepath.Join(s.base, "cuda/lib64/stubs/libcuda.so")
 			gccLib(t, stub, "libcuda.so.1")
-			t.Setenv("LD_LIBRARY_PATH", filepath.Join(s.base, "cuda/lib64")+":"+filepath.Dir(stub))
+			s.env.Setenv("LD_LIBRARY_PATH", filepath.Join(s.base, "cuda/lib64")+":"+filepath.Dir(stub))
 			return nil
 		}},
 		{name: "stub-libcuda-linked-into-a-system-directory", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
@@ -144,8 +146,8 @@ func TestDoctor_situations(t *testing.T) {
 			return nil
 		}},
 		{name: "cu12-and-cu13-wheels", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
-			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+			s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			s.lib(t, "site/nvidia/cu13/lib/libnvrtc.so.13")
 			// CUDA 12's runtime from Debian, where a cu12 wheel puts it.
@@ -155,36 +157,37 @@ func TestDoctor_situations(t *testing.T) {
 			return nil
 		}},
 		{name: "ld-library-path-shadows-wheels", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
-			t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+			s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+			s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcublasLt.so.13")
 			s.lib(t, "site/nvidia/cu13/lib/libcublas.so.13")
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			s.lib(t, "cuda/lib64/libcublasLt.so.13")
 			s.lib(t, "cuda/lib64/libcublas.so.13")
 			// cudart's only copy on LD_LIBRARY_PATH is the venv's own: that shadows nothing.
-			t.Setenv("LD_LIBRARY_PATH", filepath.Join(s.base, "cuda/lib64")+":"+filepath.Join(s.base, "site/nvidia/cu13/lib"))
+			s.env.Setenv("LD_LIBRARY_PATH", filepath.Join(s.base, "cuda/lib64")+":"+filepath.Join(s.base, "site/nvidia/cu13/lib"))
 			return nil
 		}},
 		{name: "cuda-home-passed-over", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+			s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 			s.lib(t, "cuda-12.4/lib64/libcudart.so.12")
-			t.Setenv("CUDA_HOME", filepath.Join(s.base, "cuda-12.4"))
-			t.Setenv("CUDA_PATH", filepath.Join(s.base, "cuda-13.0")) // does not exist
+			s.env.Setenv("CUDA_HOME", filepath.Join(s.base, "cuda-12.4"))
+			s.env.Setenv("CUDA_PATH", filepath.Join(s.base, "cuda-13.0")) // does not exist
 			return nil
 		}},
 		{name: "driver-version-not-a-version", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_DRIVER_VERSION", "banana")
+			s.env.Setenv("PATHFINDER_DRIVER_VERSION", "banana")
 			return nil
 		}},
 		{name: "two-copies-in-a-process", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
-			t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+			s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 			a, b := s.lib(t, "venv/nvidia/cuda_runtime/lib/libcudart.so.12"), s.lib(t, "cuda-12.4/lib64/libcudart.so.12")
 			return []string{"--pid", fmt.Sprint(startProcessWith(t, a, b))}
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := newDoctorSetup(t)
 			args := tc.setup(t, s)
 			out, code := s.run(t, args...)
@@ -200,7 +203,8 @@ func TestDoctor_situations(t *testing.T) {
 // TestDoctor_usage: bad flags, and a directory or process a flag names that is not there, are usage
 // errors, with the usage line.
 func TestDoctor_usage(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	const doctorUsage = "usage: pathfinder doctor [FLAGS]\nrun 'pathfinder help doctor' for details\n"
 	for _, tc := range []struct {
 		args   []string
@@ -211,7 +215,7 @@ func TestDoctor_usage(t *testing.T) {
 		{[]string{"--pid", "-3"}, "pathfinder: doctor: --pid -3: not a process id\n" + doctorUsage},
 		{[]string{"cudart"}, "pathfinder: doctor: takes no arguments\n" + doctorUsage},
 	} {
-		if _, errOut, code := run(t, append([]string{"doctor"}, tc.args...)...); code != exitUsage || errOut != tc.stderr {
+		if _, errOut, code := e.run(t, append([]string{"doctor"}, tc.args...)...); code != exitUsage || errOut != tc.stderr {
 			t.Errorf("%v: exit %d, stderr %q; want %d, %q", tc.args, code, errOut, exitUsage, tc.stderr)
 		}
 	}
@@ -219,10 +223,11 @@ func TestDoctor_usage(t *testing.T) {
 
 // TestDoctor_all: --all adds the settings read and every library, found or not and why.
 func TestDoctor_all(t *testing.T) {
+	t.Parallel()
 	s := newDoctorSetup(t)
-	t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
-	t.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
-	t.Setenv("PATHFINDER_NO_CACHE", "1")
+	s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+	s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
+	s.env.Setenv("PATHFINDER_NO_CACHE", "1")
 	s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 	out, code := s.run(t, "--all")
 	golden(t, "doctor/all.txt", out)
@@ -240,31 +245,34 @@ func TestDoctor_all(t *testing.T) {
 // turned off, one that cannot be written. (TestDoctor_hostInputsEndToEnd, TestDoctor_cacheOff and
 // TestCache_unwritable hold them on real trees and disks.)
 func TestDoctor_hostInputs(t *testing.T) {
-	facts := func() *doctorFacts {
-		return &doctorFacts{
-			version: "pathfinder devel", platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, getenv: func(string) string { return "" },
-			cache:  inspect.Cache{Dir: "/home/u/.cache/pathfinder"},
-			report: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
-			libs: []libAnswer{
-				{LibraryInfo: search.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, fileNames: []string{"libcudart.so.13", "libcudart.so.12"},
-					lib: &search.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: search.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, fileNames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
-					lib: &search.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: search.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, fileNames: []string{"libcublas.so.13"}, err: errors.New("\"cublas\" not found")},
+	t.Parallel()
+	sonames := func(names ...string) abi.Descriptor { return abi.Descriptor{LinuxSonames: names} }
+	facts := func() *doctor.Facts {
+		return &doctor.Facts{
+			Platform: abi.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, Getenv: func(string) string { return "" },
+			Cache:  inspect.Cache{Dir: "/home/u/.cache/pathfinder"},
+			Driver: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
+			Libraries: []doctor.Answer{
+				{LibraryInfo: search.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, Descriptor: sonames("libcudart.so.13", "libcudart.so.12"),
+					Found: &search.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: search.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, Descriptor: sonames("libnvrtc.so.13", "libnvrtc.so.12"),
+					Found: &search.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: search.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, Descriptor: sonames("libcublas.so.13"), Err: errors.New("\"cublas\" not found")},
 			},
 		}
 	}
 	unloadable := facts()
-	unloadable.libs[1].loadProblem = "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"
+	unloadable.Libraries[1].Found.LoadProblem = "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"
 	ignored := facts()
-	ignored.ignored = []search.IgnoredInput{{Name: "CUDA_PATH", Value: "cuda-13.0", Reason: "a relative path: pathfinder never resolves one against the working directory"}}
+	ignored.Ignored = []input.Ignored{{Name: "CUDA_PATH", Value: "cuda-13.0", Reason: "a relative path: pathfinder never resolves one against the working directory", Why: input.Relative}}
 	cacheOff := facts()
-	cacheOff.cache = inspect.Cache{Off: "/nonexistent/.cache/pathfinder (from $HOME): /nonexistent does not exist, and only the cache's own directories are made"}
+	cacheOff.Cache = inspect.Cache{Off: "/nonexistent/.cache/pathfinder (from $HOME): /nonexistent does not exist, and only the cache's own directories are made"}
 	cacheUnwritable := facts()
-	cacheUnwritable.cache.WriteError = "no space left on device"
-	for name, d := range map[string]*doctorFacts{"unloadable": unloadable, "ignored-input": ignored, "cache-off": cacheOff, "cache-unwritable": cacheUnwritable} {
+	cacheUnwritable.Cache.WriteError = "no space left on device"
+	for name, d := range map[string]*doctor.Facts{"unloadable": unloadable, "ignored-input": ignored, "cache-off": cacheOff, "cache-unwritable": cacheUnwritable} {
 		t.Run(name, func(t *testing.T) {
-			problems := diagnose(d)
+			t.Parallel()
+			problems := doctor.Diagnose(d)
 			var b strings.Builder
 			writeDoctor(&b, d, problems, false)
 			golden(t, "doctor/"+name+".txt", b.String())
@@ -279,17 +287,18 @@ func TestDoctor_hostInputs(t *testing.T) {
 // the searches pass over (a relative CUDA_PATH), and a wheel's library the loader would refuse
 // (Debian's libnccl 2.22 needs GLIBC_2.38), both as the host tells them.
 func TestDoctor_hostInputsEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := newDoctorSetup(t)
 	nccl := realnv.Get(t, "trixie/libnccl2").Path("usr/lib/x86_64-linux-gnu/libnccl.so.2")
 	if out, _ := exec.Command("ldd", "--version").Output(); !strings.HasSuffix(strings.SplitN(string(out), "\n", 2)[0], " 2.36") {
 		t.Skip("the golden output is glibc 2.36's (Debian 12, as CI): GLIBC_2.38 missing, 2.36 the newest")
 	}
-	t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
-	t.Setenv("CUDA_PATH", "cuda-13.0") // relative: ignored
+	s.env.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+	s.env.Setenv("CUDA_PATH", "cuda-13.0") // relative: ignored
 	site := filepath.Join(s.base, "site")
-	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	s.env.Setenv("PATHFINDER_SITE_PACKAGES", site)
 	realnv.Copy(t, nccl, filepath.Join(site, "nvidia/nccl/lib/libnccl.so.2"))
-	f, err := search.New(search.Options{ConfigFile: s.config})
+	f, err := search.New(search.Options{ConfigFile: s.config, LookupEnv: s.env.LookupEnv})
 	if err != nil {
 		t.Fatal(err)
 	}

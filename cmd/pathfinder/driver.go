@@ -34,13 +34,13 @@ func cmdDriver(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if !slices.Contains(formats, *format) {
 			return c.usageError("--format: unknown format %q%s", *format, didYouMeanOrValid(*format, formats))
 		}
-		if err := out.check(*interval, *oneshot); err != nil {
+		if err := out.check(*interval, *oneshot, c.getenv); err != nil {
 			return c.usageError("%v", err)
 		}
 		if err := checkMethods(*methods); err != nil {
 			return c.usageError("%v", err)
 		}
-		opts, err := probeOptions(*root, *methods)
+		opts, err := c.probeOptions(*root, *methods)
 		if err == nil && *output != "" {
 			err = isDir("--output", *output)
 		}
@@ -96,8 +96,8 @@ func checkMethods(methods string) error {
 }
 
 // probeOptions checks --root and reads --methods (checked by checkMethods), the flags driver and doctor share.
-func probeOptions(root, methods string) (driver.Options, error) {
-	opts := driver.Options{Root: root}
+func (c *cli) probeOptions(root, methods string) (driver.Options, error) {
+	opts := driver.Options{Root: root, LookupEnv: c.lookupEnv}
 	if root != "" {
 		if err := isDir("--root", root); err != nil {
 			return opts, err

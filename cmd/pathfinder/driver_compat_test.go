@@ -13,10 +13,10 @@ import (
 
 // runDriver runs bin's driver command in a fresh process, with the pins given (unset when "") and
 // args after it.
-func runDriver(t *testing.T, bin, driverPin, ccPin string, args ...string) (stdout, stderr string, code int) {
+func (e *testEnv) runDriver(t *testing.T, bin, driverPin, ccPin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"driver"}, args...)...)
-	cmd.Env = append(os.Environ(), "PATHFINDER_DRIVER_VERSION="+driverPin, "PATHFINDER_COMPUTE_CAPABILITY="+ccPin)
+	cmd.Env = e.Environ("PATHFINDER_DRIVER_VERSION="+driverPin, "PATHFINDER_COMPUTE_CAPABILITY="+ccPin)
 	return runCommand(t, cmd)
 }
 
@@ -24,11 +24,12 @@ func runDriver(t *testing.T, bin, driverPin, ccPin string, args ...string) (stdo
 // in a captured /sys and /proc (the Windows numbers on WSL2), and the text says the same in its
 // runs lines; testdata/driver/runs.json holds every answer.
 func TestDriver_runs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	tests := []struct {
 		name, pin string
 		files     map[string]string
@@ -49,13 +50,13 @@ func TestDriver_runs(t *testing.T) {
 	var all []answer
 	for _, tc := range tests {
 		root := machine(t, "", tc.files)
-		out, errOut, _ := runDriver(t, bin, tc.pin, "", "--json", "--root", root)
+		out, errOut, _ := e.runDriver(t, bin, tc.pin, "", "--json", "--root", root)
 		var r driver.Report
 		if err := json.Unmarshal([]byte(out), &r); err != nil || errOut != "" {
 			t.Fatalf("%s: %v, stderr %q\n%s", tc.name, err, errOut, out)
 		}
 		all = append(all, answer{tc.name, r.Runs})
-		text, _, _ := runDriver(t, bin, tc.pin, "", "--root", root)
+		text, _, _ := e.runDriver(t, bin, tc.pin, "", "--root", root)
 		_, runs, _ := strings.Cut(text, "\nruns ")
 		runs, _, _ = strings.Cut(runs, "\ngpus ")
 		var lines []string
@@ -80,14 +81,15 @@ func TestDriver_runs(t *testing.T) {
 // configs for the pins, and for a captured machine's driver and GPU (its compute capability from
 // the PCI-id table); [] and exit 1 with no driver; a bad compute-capability pin is exit 2.
 func TestDriver_variant(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := staticBinary(t)
-	isolate(t)
+	e := isolate(t)
 	empty := t.TempDir()
 
-	out, errOut, code := runDriver(t, bin, "550.54.14", "9.0", "--format", "variant", "--root", empty)
+	out, errOut, code := e.runDriver(t, bin, "550.54.14", "9.0", "--format", "variant", "--root", empty)
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -105,9 +107,9 @@ func TestDriver_variant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	captured, errOut, code := runDriver(t, bin, "", "", "--format", "variant", "--root", root)
+	captured, errOut, code := e.runDriver(t, bin, "", "", "--format", "variant", "--root", root)
 	if code != exitOK || errOut != "" || captured != out {
-		text, _, _ := runDriver(t, bin, "", "", "--root", root)
+		text, _, _ := e.runDriver(t, bin, "", "", "--root", root)
 		t.Fatalf("the captured machine: exit %d, stderr %q, the configs differ from the pins':\n%s\n%s", code, errOut, captured, text)
 	}
 
@@ -123,7 +125,8 @@ func TestDriver_variant(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, code := runDriver(t, bin, tc.driverPin, tc.ccPin, "--format", "variant", "--root", empty)
+			t.Parallel()
+			out, errOut, code := e.runDriver(t, bin, tc.driverPin, tc.ccPin, "--format", "variant", "--root", empty)
 			if code != tc.code || out != tc.stdout || errOut != tc.stderr {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out, errOut, tc.code, tc.stdout, tc.stderr)
 			}

@@ -34,7 +34,7 @@ func (o labelOutput) labels() bool { return o.format == "nfd" || o.format == "no
 
 // check says what is wrong with the flags that go with the labels; the node's name comes from
 // $NODE_NAME where --node does not give it.
-func (o *labelOutput) check(interval time.Duration, oneshot bool) error {
+func (o *labelOutput) check(interval time.Duration, oneshot bool, getenv func(string) string) error {
 	switch {
 	case o.dir != "" && o.format != "nfd":
 		return errors.New("--output is for --format nfd")
@@ -53,7 +53,7 @@ func (o *labelOutput) check(interval time.Duration, oneshot bool) error {
 		return nil
 	}
 	if o.node == "" {
-		o.node = os.Getenv("NODE_NAME")
+		o.node = getenv("NODE_NAME")
 	}
 	if o.node == "" {
 		return errors.New("--format nodefeature needs the node's name: --node NAME, or $NODE_NAME")

@@ -15,6 +15,7 @@ import (
 // written at once, again only when they change or when the refresh is due (each time with an expiry
 // four intervals on), and SIGTERM ends the loop cleanly.
 func TestLabelLoop(t *testing.T) {
+	t.Parallel()
 	const interval = time.Minute
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	reports, ticks, stop := make(chan *driver.Report), make(chan time.Time), make(chan os.Signal, 1)
@@ -77,6 +78,7 @@ func TestLabelLoop(t *testing.T) {
 // TestLabelLoop_nodeFeature: objects, which do not expire, are written only when the labels change,
 // each YAML object a document of its own; a failed write ends the loop with its error.
 func TestLabelLoop_nodeFeature(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	out := labelOutput{format: "nodefeature", node: "n", stream: true}
 	ticks, stop := make(chan time.Time), make(chan os.Signal, 1)

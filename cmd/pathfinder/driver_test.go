@@ -85,8 +85,8 @@ func stableJSON(out, root string) string {
 // driver NVIDIA's real one where the state has one: the headline names the state with the versions,
 // the hint follows, --json carries both (golden files), and the exit status says whether it works.
 func TestDriver_states(t *testing.T) {
-	t.Setenv("PATHFINDER_REALNV_DIR", realnv.Dir()) // before isolate moves HOME
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	tests := []struct {
 		name, suite string
 		files       map[string]string
@@ -116,11 +116,13 @@ func TestDriver_states(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			e := e.clone()
+			t.Parallel()
 			for k, v := range tc.vars {
-				t.Setenv(k, v)
+				e.Setenv(k, v)
 			}
 			root := machine(t, tc.suite, tc.files)
-			out, errOut, code := run(t, "driver", "--root", root)
+			out, errOut, code := e.run(t, "driver", "--root", root)
 			if code != tc.code || errOut != "" {
 				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut)
 			}
@@ -128,7 +130,7 @@ func TestDriver_states(t *testing.T) {
 			if lines[0] != tc.headline || tc.state != "working" && !strings.HasPrefix(lines[1], "hint: ") {
 				t.Fatalf("headline %q, want %q; then %q", lines[0], tc.headline, lines[1])
 			}
-			out, _, _ = run(t, "driver", "--root", root, "--json")
+			out, _, _ = e.run(t, "driver", "--root", root, "--json")
 			var report struct{ State, Summary, DriverVersion, UserSpaceVersion string }
 			if err := json.Unmarshal([]byte(out), &report); err != nil || report.State != tc.state || report.Summary != tc.headline {
 				t.Fatalf("--json: %v %+v", err, report)
@@ -141,7 +143,8 @@ func TestDriver_states(t *testing.T) {
 // TestDriver_edges: bad flags are usage errors that list what is valid, a missing driver is said on
 // stderr for --format nfd, and messages carry one prefix.
 func TestDriver_edges(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	empty := t.TempDir()
 	file := filepath.Join(empty, "file")
 	os.WriteFile(file, nil, 0o644)
@@ -170,9 +173,9 @@ func TestDriver_edges(t *testing.T) {
 		{name: "a feature file that cannot be written", args: []string{"--root", empty, "--format", "nfd", "--output", "/proc"}, code: exitUsage,
 			stderr: "pathfinder: writing the feature file: mkdir /proc/.pathfinder-tmp-"},
 	}
-	for _, tc := range tests {
+	for _, tc := range tests { // one after another: the feature file they leave is checked after
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, code := run(t, append([]string{"driver"}, tc.args...)...)
+			out, errOut, code := e.run(t, append([]string{"driver"}, tc.args...)...)
 			// The usage line follows a mistake in the command line (a flag, its value, a directory it
 			// names that is not one), not a failure to write what was asked.
 			if isUsage := strings.Contains(errOut, driverUsage); isUsage != strings.HasPrefix(tc.stderr, "pathfinder: driver: ") {
@@ -207,10 +210,10 @@ func h100Node(t *testing.T) string {
 // TestDriver_labels: the labels come from the node's facts where this process has no user-space
 // driver, as text, as the NodeFeature object in YAML and JSON; a broken driver labels only its state.
 func TestDriver_labels(t *testing.T) {
-	t.Setenv("PATHFINDER_REALNV_DIR", realnv.Dir()) // before isolate moves HOME
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	root := h100Node(t)
-	out, errOut, code := run(t, "driver", "--root", root, "--format", "nfd")
+	out, errOut, code := e.run(t, "driver", "--root", root, "--format", "nfd")
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -221,13 +224,13 @@ func TestDriver_labels(t *testing.T) {
 		}
 	}
 
-	t.Setenv("NODE_NAME", "gpu-1")
-	yaml, _, code := run(t, "driver", "--root", root, "--format", "nodefeature")
+	e.Setenv("NODE_NAME", "gpu-1")
+	yaml, _, code := e.run(t, "driver", "--root", root, "--format", "nodefeature")
 	if code != exitOK || !strings.HasPrefix(yaml, "apiVersion: nfd.k8s-sigs.io/v1alpha1\nkind: NodeFeature\nmetadata:\n  name: nvidia-features-for-gpu-1\n  labels:\n    nfd.node.kubernetes.io/node-name: \"gpu-1\"\nspec:\n  labels:\n") ||
 		!strings.Contains(yaml, "    nvidia.com/gpu.product: \"NVIDIA-H100-80GB-HBM3\"\n") {
 		t.Fatalf("exit %d, YAML:\n%s", code, yaml)
 	}
-	js, _, _ := run(t, "driver", "--root", root, "--format", "nodefeature", "--json", "--node", "gpu-2")
+	js, _, _ := e.run(t, "driver", "--root", root, "--format", "nodefeature", "--json", "--node", "gpu-2")
 	var obj struct {
 		Kind     string
 		Metadata struct{ Name string }
@@ -241,7 +244,7 @@ func TestDriver_labels(t *testing.T) {
 	odd := h100Node(t)
 	os.MkdirAll(filepath.Join(odd, "sys/class/dmi/id"), 0o755)
 	os.WriteFile(filepath.Join(odd, "sys/class/dmi/id/product_name"), []byte("To Be Filled By O.E.M.\n"), 0o644)
-	out, errOut, code = run(t, "driver", "--root", odd, "--format", "nfd")
+	out, errOut, code = e.run(t, "driver", "--root", odd, "--format", "nfd")
 	if code != exitOK || strings.Contains(out, "gpu.machine") ||
 		errOut != "pathfinder: not labelled: nvidia.com/gpu.machine=\"To-Be-Filled-By-O.E.M.\": a value must be letters, digits, '-', '_' and '.', beginning and ending with a letter or digit\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -249,7 +252,8 @@ func TestDriver_labels(t *testing.T) {
 
 	// The node's libraries, 535, are not its module's 550: only the state, and exit 1.
 	t.Run("broken", func(t *testing.T) {
-		out, errOut, code := run(t, "driver", "--root", machine(t, "bookworm", kernelModule("550.163.01", true)), "--format", "nfd")
+		t.Parallel()
+		out, errOut, code := e.run(t, "driver", "--root", machine(t, "bookworm", kernelModule("550.163.01", true)), "--format", "nfd")
 		if code != exitNotFound || out != "pathfinder.feature.node.kubernetes.io/driver.state=version-mismatch\n" ||
 			!strings.HasPrefix(errOut, "pathfinder: the NVIDIA driver does not work (version-mismatch: the nvidia kernel module is 550.163.01 but ") ||
 			!strings.HasSuffix(errOut, "): standard output has only its state\n") {
@@ -260,8 +264,9 @@ func TestDriver_labels(t *testing.T) {
 
 // TestDriver_labelFlags: the flags that go with the labels, and their mistakes.
 func TestDriver_labelFlags(t *testing.T) {
-	isolate(t)
-	t.Setenv("NODE_NAME", "")
+	t.Parallel()
+	e := isolate(t)
+	e.Setenv("NODE_NAME", "")
 	root := h100Node(t)
 	for _, tc := range []struct {
 		args []string
@@ -277,12 +282,12 @@ func TestDriver_labelFlags(t *testing.T) {
 		{[]string{"--format", "nodefeature", "--node", "Not_A_Node"}, `--node: node "Not_A_Node": nvidia-features-for-Not_A_Node is no object name`},
 		{[]string{"--format", "nfd", "--node", "n"}, "--node is for --format nodefeature"},
 	} {
-		_, errOut, code := run(t, append([]string{"driver", "--root", root}, tc.args...)...)
+		_, errOut, code := e.run(t, append([]string{"driver", "--root", root}, tc.args...)...)
 		if code != exitUsage || !strings.HasPrefix(errOut, "pathfinder: driver: "+tc.err) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errOut, tc.err)
 		}
 	}
-	if out, _, code := run(t, "driver", "--root", root, "--format", "nfd", "--oneshot"); code != exitOK || !strings.Contains(out, "nvidia.com/gpu.count=1\n") {
+	if out, _, code := e.run(t, "driver", "--root", root, "--format", "nfd", "--oneshot"); code != exitOK || !strings.Contains(out, "nvidia.com/gpu.count=1\n") {
 		t.Fatalf("--oneshot: exit %d\n%s", code, out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func Test_writeDriverText(t *testing.T) {
+	t.Parallel()
 	native := &driver.Report{
 		State: driver.StateWorking, Summary: "driver 550.144.03 is loaded", Setup: driver.SetupNative,
 		DriverVersion: "550.144.03", DriverVersionSource: "sysfs", KernelModule: "open",
@@ -72,6 +73,7 @@ func Test_writeDriverText(t *testing.T) {
 	squeeze := regexp.MustCompile(` +`)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var b strings.Builder
 			if err := writeDriverText(&b, tc.r); err != nil {
 				t.Fatal(err)

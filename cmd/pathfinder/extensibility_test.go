@@ -74,14 +74,14 @@ func buildWasm(t *testing.T, dir string) []byte {
 // remembered in the cache, must end with the run rather than fail every later one.
 var pluginCacheDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "pathfinder-plugin-cache-") })
 
-// usePluginCache points the command, after isolate, at the test binary's own plugin cache.
-func usePluginCache(t *testing.T) {
+// usePluginCache points the command at the test binary's own plugin cache.
+func (e *testEnv) usePluginCache(t *testing.T) {
 	t.Helper()
 	dir, err := pluginCacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATHFINDER_CACHE_DIR", dir)
+	e.Setenv("PATHFINDER_CACHE_DIR", dir)
 }
 
 func sha256Hex(b []byte) string {
@@ -109,18 +109,19 @@ func write(t *testing.T, path string, data []byte) string {
 // child process through it (os/exec's helper-process pattern) when it loads libraries, so that what
 // it loads does not stay loaded in this process, where later tests would find it "already loaded".
 func TestExtensibility_helperProcess(t *testing.T) {
+	t.Parallel()
 	args := os.Getenv("PATHFINDER_TEST_CHILD_ARGS")
 	if args == "" {
 		t.Skip("run by the end-to-end tests, as a child process")
 	}
-	os.Exit(doMain(context.Background(), strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	os.Exit(doMain(context.Background(), environment{Args: strings.Split(args, "\x1f"), LookupEnv: os.LookupEnv, Stdout: os.Stdout, Stderr: os.Stderr}))
 }
 
-// runChild runs pathfinder with args in a child process, with this process's environment.
-func runChild(t *testing.T, args ...string) (stdout, stderr string, code int) {
+// runChild runs pathfinder with args in a child process, in this environment.
+func (e *testEnv) runChild(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestExtensibility_helperProcess$")
-	cmd.Env = append(os.Environ(), "PATHFINDER_TEST_CHILD_ARGS="+strings.Join(args, "\x1f"))
+	cmd.Env = e.Environ("PATHFINDER_TEST_CHILD_ARGS=" + strings.Join(args, "\x1f"))
 	return runCommand(t, cmd)
 }
 
@@ -144,9 +145,9 @@ type optappsSite struct {
 	base, root, site, config, wasm, sum string
 }
 
-func newOptappsSite(t *testing.T) *optappsSite {
+func newOptappsSite(t *testing.T, e *testEnv) *optappsSite {
 	t.Helper()
-	usePluginCache(t)
+	e.usePluginCache(t)
 	code := buildWasm(t, "../../examples/plugins/optapps")
 	s := &optappsSite{base: t.TempDir(), sum: sha256Hex(code)}
 	s.root = filepath.Join(s.base, "opt/apps/cuda")
@@ -156,7 +157,7 @@ func newOptappsSite(t *testing.T) *optappsSite {
 	os.Symlink("13.0", filepath.Join(s.root, "latest"))
 	s.site = filepath.Join(s.base, "site-packages")
 	gccLib(t, filepath.Join(s.site, "nvidia/cu13/lib/libcudart.so.13"), "libcudart.so.13")
-	t.Setenv("PATHFINDER_SITE_PACKAGES", s.site)
+	e.Setenv("PATHFINDER_SITE_PACKAGES", s.site)
 	s.wasm = write(t, filepath.Join(s.base, "etc/plugins/optapps.wasm"), code)
 	s.config = filepath.Join(s.base, "etc/pathfinder.toml")
 	s.writeConfig(t, "")
@@ -213,15 +214,16 @@ func (s *optappsSite) writeConfig(t *testing.T, edits string) {
 // A site plugin in a temp dir, pinned, ordered before wheels for cudart only, finds a toolkit the
 // builtin steps cannot; find, explain, load, plugins and config check all see it.
 func TestSitePlugin_endToEnd(t *testing.T) {
-	isolate(t)
-	s := newOptappsSite(t)
+	// Not parallel: chdirAway changes the process's working directory.
+	e := isolate(t)
+	s := newOptappsSite(t, e)
 	newest := filepath.Join(s.root, "13.0/lib64/libcudart.so.13")
 	t.Run("from another working directory", func(t *testing.T) {
 		chdirAway(t)
 
 		// cudart through optapps; nvrtc, which only the site has, is found by no builtin step (the
 		// reordering is for cudart only).
-		out, errOut, code := run(t, "find", "cudart", "nvrtc", "--config", s.config, "--json")
+		out, errOut, code := e.run(t, "find", "cudart", "nvrtc", "--config", s.config, "--json")
 		lines := strings.Split(out, "\n")
 		var lib, nvrtc struct {
 			Path     string
@@ -236,10 +238,10 @@ func TestSitePlugin_endToEnd(t *testing.T) {
 			t.Fatalf("find cudart = %+v, nvrtc = %+v; want %s from the optapps step, and nvrtc not found", lib, nvrtc, newest)
 		}
 		// Without the site's config, the wheel's cudart.
-		if out, _, _ := run(t, "find", "cudart"); out != filepath.Join(s.site, "nvidia/cu13/lib/libcudart.so.13")+"\n" {
+		if out, _, _ := e.run(t, "find", "cudart"); out != filepath.Join(s.site, "nvidia/cu13/lib/libcudart.so.13")+"\n" {
 			t.Fatalf("find cudart without the config: %q", out)
 		}
-		out, _, _ = run(t, "explain", "cudart", "--config", s.config)
+		out, _, _ = e.run(t, "explain", "cudart", "--config", s.config)
 		for _, want := range []string{
 			"steps: optapps → wheels → conda → already-loaded → system → envroots",
 			"1. optapps",
@@ -252,17 +254,17 @@ func TestSitePlugin_endToEnd(t *testing.T) {
 			}
 		}
 		// Loaded in a child process: the real dlopen of the plugin's candidate.
-		out, errOut, code = runChild(t, "load", "cudart", "--config", s.config, "--json")
+		out, errOut, code = e.runChild(t, "load", "cudart", "--config", s.config, "--json")
 		if code != exitOK || !strings.Contains(out, `"path":"`+newest+`","found_via":"optapps","step":"optapps"`) {
 			t.Fatalf("load cudart: exit %d %s %s", code, out, errOut)
 		}
 	})
-	out, errOut, code := run(t, "plugins", "--config", s.config)
+	out, errOut, code := e.run(t, "plugins", "--config", s.config)
 	if code != exitOK {
 		t.Fatalf("plugins: exit %d %s", code, errOut)
 	}
 	golden(t, "plugins.txt", squeezeSpaces(strings.NewReplacer(s.base, "$TMP", s.sum, "$OPTAPPS_SHA256", sha256Hex(builtin.StepsModule()), "$BUILTIN_SHA256").Replace(out)))
-	if out, errOut, code := run(t, "config", "check", s.config); code != exitOK || out != s.config+": ok\n" {
+	if out, errOut, code := e.run(t, "config", "check", s.config); code != exitOK || out != s.config+": ok\n" {
 		t.Fatalf("config check: exit %d %q %q", code, out, errOut)
 	}
 }
@@ -270,8 +272,10 @@ func TestSitePlugin_endToEnd(t *testing.T) {
 // Bad site plugins and configs: a clear error with file:line:col and what was expected, exit 2, and
 // nothing half-applied (no command runs with part of a config).
 func TestSitePlugin_Errors(t *testing.T) {
-	isolate(t)
-	s := newOptappsSite(t)
+	// Not parallel: chdirAway changes the process's working directory; its cases, one after another,
+	// rewrite the one config.
+	e := isolate(t)
+	s := newOptappsSite(t, e)
 	chdirAway(t)
 	tests := []struct {
 		name   string
@@ -323,7 +327,7 @@ func TestSitePlugin_Errors(t *testing.T) {
 			for i := range args {
 				args[i] = strings.ReplaceAll(args[i], "$CONFIG", s.config)
 			}
-			out, errOut, code := run(t, args...)
+			out, errOut, code := e.run(t, args...)
 			if code != exitUsage {
 				t.Fatalf("exit %d, want %d: %s %s", code, exitUsage, out, errOut)
 			}
@@ -337,7 +341,7 @@ func TestSitePlugin_Errors(t *testing.T) {
 				t.Errorf("plugins output lacks the problem:\n%s", out)
 			}
 			// config check says the same of the file alone.
-			if _, checkErr, code := run(t, "config", "check", s.config); code != exitUsage || !strings.HasPrefix(checkErr, "pathfinder: ") {
+			if _, checkErr, code := e.run(t, "config", "check", s.config); code != exitUsage || !strings.HasPrefix(checkErr, "pathfinder: ") {
 				t.Errorf("config check: exit %d %q", code, checkErr)
 			}
 		})
@@ -345,7 +349,7 @@ func TestSitePlugin_Errors(t *testing.T) {
 	// Allowed in so many words, a writable plugin runs.
 	s.writeConfig(t, "allow_writable = true")
 	os.Chmod(s.wasm, 0o666)
-	if out, errOut, code := run(t, "find", "cudart", "--config", s.config); code != exitOK || !strings.HasPrefix(out, s.root) {
+	if out, errOut, code := e.run(t, "find", "cudart", "--config", s.config); code != exitOK || !strings.HasPrefix(out, s.root) {
 		t.Fatalf("allow_writable: exit %d %q %q", code, out, errOut)
 	}
 }
@@ -353,7 +357,8 @@ func TestSitePlugin_Errors(t *testing.T) {
 // A vendor's pack in a venv's share/pathfinder/packs.d adds a library that find resolves and load
 // loads after its dependency, cublas, from the builtin pack.
 func TestPacks_endToEnd(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	venv := t.TempDir()
 	site := filepath.Join(venv, "lib/python3.12/site-packages")
 	lt := filepath.Join(site, "nvidia/cu13/lib/libcublasLt.so.13")
@@ -370,16 +375,16 @@ linux_sonames = ["libacmefft.so.2"]
 site_packages_linux = ["acme_fft/lib"]
 dependencies = ["cublas"]
 `))
-	t.Setenv("VIRTUAL_ENV", venv)
+	e.Setenv("VIRTUAL_ENV", venv)
 	// The compatibility check as a user has it, on a driver that runs CUDA 13.
-	t.Setenv("PATHFINDER_COMPATIBILITY", "strict")
-	t.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
+	e.Setenv("PATHFINDER_COMPATIBILITY", "strict")
+	e.Setenv("PATHFINDER_DRIVER_VERSION", "580.65.06")
 
-	out, errOut, code := run(t, "find", "acmefft")
+	out, errOut, code := e.run(t, "find", "acmefft")
 	if code != exitOK || out != acme+"\n" {
 		t.Fatalf("find acmefft: exit %d %q %q", code, out, errOut)
 	}
-	out, errOut, code = runChild(t, "load", "acmefft", "cublas", "--json")
+	out, errOut, code = e.runChild(t, "load", "acmefft", "cublas", "--json")
 	// cuBLAS's file name says CUDA 13 and no minor: a 13.0 driver runs it by minor-version
 	// compatibility. acmefft says nothing of its CUDA: taken with a note, as no dated one runs.
 	cuda13 := `"cuda":"13","version_from":"catalog","compat":"minor-version","notes":["CUDA 13 runs by minor-version compatibility (driver 580.65.06 runs CUDA 13.0 natively): PTX from a newer CUDA 13 minor cannot be JIT-compiled by this driver"]`
@@ -400,42 +405,43 @@ dependencies = ["cublas"]
 	if got := strings.ReplaceAll(out, venv, "/venv"); !strings.HasPrefix(sample, got) {
 		t.Errorf("docs/packs.md's load --json sample differs from what load prints:\n%s\nwant\n%s", sample, got)
 	}
-	out, _, code = run(t, "packs")
+	out, _, code = e.run(t, "packs")
 	if code != exitOK {
 		t.Fatalf("packs: exit %d", code)
 	}
 	// Column widths depend on the temporary paths, so spaces are squeezed before the comparison.
-	golden(t, "packs.txt", squeezeSpaces(strings.NewReplacer(venv, "$VENV", os.Getenv("HOME"), "$HOME").Replace(out)))
-	if out, _, _ := run(t, "list", "--names"); !strings.Contains(out, "\nacmefft\n") {
+	golden(t, "packs.txt", squeezeSpaces(strings.NewReplacer(venv, "$VENV", e.vars["HOME"], "$HOME").Replace(out)))
+	if out, _, _ := e.run(t, "list", "--names"); !strings.Contains(out, "\nacmefft\n") {
 		t.Errorf("list --names lacks acmefft")
 	}
 
 	// Without the dependency, the library cannot be loaded: the loader says why.
 	write(t, pack, []byte("[[library]]\nname = \"acmefft\"\npackaged_with = \"other\"\nlinux_sonames = [\"libacmefft.so.2\"]\nsite_packages_linux = [\"acme_fft/lib\"]\n"))
-	if out, _, code := runChild(t, "load", "acmefft", "--json"); code != exitNotFound || !strings.Contains(out, `"error":"load-failed"`) || !strings.Contains(out, "libcublas.so.13") {
+	if out, _, code := e.runChild(t, "load", "acmefft", "--json"); code != exitNotFound || !strings.Contains(out, `"error":"load-failed"`) || !strings.Contains(out, "libcublas.so.13") {
 		t.Fatalf("load without the dependency: exit %d %s", code, out)
 	}
 	// Redefining a builtin library without replaces = true is an error that names both packs.
 	write(t, pack, []byte("[[library]]\nname = \"cublas\"\npackaged_with = \"other\"\nlinux_sonames = [\"libcublas.so.13\"]\n"))
-	_, errOut, code = run(t, "find", "cublas")
+	_, errOut, code = e.run(t, "find", "cublas")
 	if code != exitUsage || !strings.Contains(errOut, `library "cublas" is defined by both builtin:nvidia.toml:`) || !strings.Contains(errOut, pack+":1") {
 		t.Fatalf("shadowing cublas: exit %d %q", code, errOut)
 	}
 }
 
 func TestConfig_effective(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	dir := t.TempDir()
-	user := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "pathfinder/pathfinder.toml")
+	user := filepath.Join(e.vars["XDG_CONFIG_HOME"], "pathfinder/pathfinder.toml")
 	write(t, user, []byte("[plugin.conda]\ntimeout = \"2s\"\n\n[packs]\ndirs = [\"packs\"]\n"))
 	os.MkdirAll(filepath.Join(filepath.Dir(user), "packs"), 0o755)
 	config := write(t, filepath.Join(dir, "site.toml"), []byte("[search]\norder = [\"conda\", \"wheels\", \"system\"]\n\n[library.cudart]\norder = [\"wheels\"]\n"))
-	out, errOut, code := run(t, "config", "--config", config)
+	out, errOut, code := e.run(t, "config", "--config", config)
 	if code != exitOK {
 		t.Fatalf("config: exit %d %s", code, errOut)
 	}
-	golden(t, "config.txt", squeezeSpaces(strings.NewReplacer(dir, "$DIR", os.Getenv("HOME"), "$HOME", os.TempDir(), "$TMPDIR").Replace(out)))
-	out, _, _ = run(t, "config", "--config", config, "--json")
+	golden(t, "config.txt", squeezeSpaces(strings.NewReplacer(dir, "$DIR", e.vars["HOME"], "$HOME", os.TempDir(), "$TMPDIR").Replace(out)))
+	out, _, _ = e.run(t, "config", "--config", config, "--json")
 	settings := jsonLines[struct{ Key, Origin string }](t, out)
 	if len(settings) < 20 {
 		t.Fatalf("config --json: %d settings", len(settings))
@@ -455,7 +461,7 @@ func TestConfig_effective(t *testing.T) {
 		{[]string{"config", "check", filepath.Join(dir, "nope.toml")}, exitUsage, "no such file"},
 		{[]string{"config", "show"}, exitUsage, "config: takes no arguments, or check FILE"},
 	} {
-		out, errOut, code := run(t, tt.args...)
+		out, errOut, code := e.run(t, tt.args...)
 		if code != tt.code || !strings.Contains(out+errOut, tt.want) {
 			t.Errorf("%v: exit %d %q %q; want %d and %q", tt.args, code, out, errOut, tt.code, tt.want)
 		}
@@ -465,13 +471,14 @@ func TestConfig_effective(t *testing.T) {
 // pathfinder plugin new makes a plugin that passes its own test, builds for wasip1 and finds a
 // library under pathfinder.
 func TestPluginNew(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go test and go build on the new plugin")
 	}
-	isolate(t)
-	usePluginCache(t)
+	e := isolate(t)
+	e.usePluginCache(t)
 	dir := filepath.Join(t.TempDir(), "mine")
-	out, errOut, code := run(t, "plugin", "new", "mine", dir)
+	out, errOut, code := e.run(t, "plugin", "new", "mine", dir)
 	checkout, _ := filepath.Abs("../..")
 	if code != exitOK || !strings.Contains(out, "go.mod replaces github.com/pathfinder-dev/pathfinder with the checkout at "+checkout) {
 		t.Fatalf("plugin new: exit %d %s %s", code, out, errOut)
@@ -487,7 +494,7 @@ func TestPluginNew(t *testing.T) {
 	// Its own test, natively, offline: the go.mod needs nothing from the network.
 	cmd := exec.Command(goTool, "test", "./...")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), goEnv...)
+	cmd.Env = e.Environ(goEnv...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go test in the new plugin: %v\n%s", err, b)
 	}
@@ -499,7 +506,7 @@ func TestPluginNew(t *testing.T) {
 	config := write(t, filepath.Join(t.TempDir(), "p.toml"), []byte(fmt.Sprintf(
 		"[plugin.mine]\nsource = %q\nsha256 = %q\nread = [%q]\ntimeout = \"10m\"\n[plugin.mine.options]\nroot = %q\n[library.cudart]\norder = [\"mine\", \"wheels\"]\n",
 		wasm, sha256Hex(code2), root, root)))
-	out, errOut, code = run(t, "find", "cudart", "--config", config, "--json")
+	out, errOut, code = e.run(t, "find", "cudart", "--config", config, "--json")
 	if code != exitOK || !strings.Contains(out, `"found_via":"mine","step":"mine"`) {
 		t.Fatalf("find with the new plugin: exit %d %s %s", code, out, errOut)
 	}
@@ -516,7 +523,7 @@ func TestPluginNew(t *testing.T) {
 		{[]string{"plugin", "old", "x"}, "usage: pathfinder plugin new NAME [DIR]"},
 		{[]string{"plugin", "new", "x", t.TempDir(), "--pathfinder", t.TempDir()}, "go.mod"},
 	} {
-		if _, errOut, code := run(t, tt.args...); code != exitUsage || !strings.Contains(errOut, tt.want) {
+		if _, errOut, code := e.run(t, tt.args...); code != exitUsage || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d %q, want %q", tt.args, code, errOut, tt.want)
 		}
 	}
@@ -526,13 +533,14 @@ func TestPluginNew(t *testing.T) {
 // empty directory far from any checkout, writes a plugin whose own test passes offline: its go.mod
 // replaces the unpublished module with the checkout the command was built from.
 func TestPluginNew_outsideACheckout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and runs go test on the new plugin")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	empty := t.TempDir()
-	cmd := exec.Command(bin, "plugin", "new", "mine")
+	cmd := e.command(bin, "plugin", "new", "mine")
 	cmd.Dir = empty
 	out, errOut, code := runCommand(t, cmd)
 	checkout, _ := filepath.Abs("../..")
@@ -544,7 +552,7 @@ func TestPluginNew_outsideACheckout(t *testing.T) {
 	}
 	test := exec.Command(goTool, "test", "./...")
 	test.Dir = filepath.Join(empty, "mine")
-	test.Env = append(os.Environ(), goEnv...)
+	test.Env = e.Environ(goEnv...)
 	if b, err := test.CombinedOutput(); err != nil {
 		t.Fatalf("go test in the new plugin: %v\n%s", err, b)
 	}

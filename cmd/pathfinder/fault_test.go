@@ -19,11 +19,12 @@ import (
 // entry must be well formed, and a third run must be answered from them: it rewrites none (a search
 // or a compile replaces its entry, with a new inode).
 func TestFault_twoProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	site, cache := t.TempDir(), t.TempDir()
 	want := map[string]string{}
 	for name, soname := range map[string]string{"cudart": "libcudart.so.13", "nvrtc": "libnvrtc.so.13", "cufft": "libcufft.so.12"} {
@@ -36,7 +37,7 @@ func TestFault_twoProcesses(t *testing.T) {
 		outs := make([]*bytes.Buffer, n)
 		for i := range n {
 			cmd := exec.Command(bin, args...)
-			cmd.Env = append(os.Environ(), "PATHFINDER_SITE_PACKAGES="+site, "PATHFINDER_CACHE_DIR="+cache)
+			cmd.Env = e.Environ("PATHFINDER_SITE_PACKAGES="+site, "PATHFINDER_CACHE_DIR="+cache)
 			outs[i] = &bytes.Buffer{}
 			cmd.Stdout, cmd.Stderr = outs[i], outs[i]
 			if err := cmd.Start(); err != nil {

@@ -20,7 +20,8 @@ var (
 // TestJSON_convention: each command's --json says which convention it follows, and its output
 // follows it; pathfinder's help and README say the same of the same commands.
 func TestJSON_convention(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	empty := t.TempDir()
 	args := map[string][]string{ // names that are not found, so that nothing is loaded
 		"find": {"find", "nvfatbin", "nosuchlib", "--json"}, "load": {"load", "nvfatbin", "nosuchlib", "--json"},
@@ -47,7 +48,7 @@ func TestJSON_convention(t *testing.T) {
 		case !isLines && !isDoc:
 			t.Fatalf("%s has --json but follows no convention here", c.name)
 		}
-		out, errOut, _ := run(t, args[c.name]...)
+		out, errOut, _ := e.run(t, args[c.name]...)
 		if out == "" {
 			t.Fatalf("%s --json printed nothing: %s", c.name, errOut)
 		}
@@ -73,7 +74,7 @@ func TestJSON_convention(t *testing.T) {
 	sentence := "--json: " + commaAnd(jsonLinesCommands) + " print one JSON object per line, one per name (library, step or key); " +
 		commaAnd(jsonDocumentCommands) + " print one JSON document. config check FILE --json prints one object, for the file: file, ok, problems. " +
 		commaAnd(textOnly) + " print text only."
-	help, _, _ := run(t, "--help")
+	help, _, _ := e.run(t, "--help")
 	if !strings.Contains(strings.Join(strings.Fields(help), " "), sentence) {
 		t.Errorf("pathfinder --help lacks %q", sentence)
 	}
@@ -85,7 +86,8 @@ func TestJSON_convention(t *testing.T) {
 // TestJSON_checkAndDoctor: config check FILE and doctor speak JSON as the help says, with the same
 // exit status as their text.
 func TestJSON_checkAndDoctor(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	dir := t.TempDir()
 	good := write(t, filepath.Join(dir, "good.toml"), []byte("[search]\norder = [\"wheels\"]\n"))
 	bad := write(t, filepath.Join(dir, "bad.toml"), []byte("[serch]\norder = [\"wheels\"]\n"))
@@ -95,8 +97,8 @@ func TestJSON_checkAndDoctor(t *testing.T) {
 		problems int
 		code     int
 	}{{good, true, 0, exitOK}, {bad, false, 1, exitUsage}} {
-		_, _, textCode := run(t, "config", "check", tt.file)
-		out, errOut, code := run(t, "config", "check", tt.file, "--json")
+		_, _, textCode := e.run(t, "config", "check", tt.file)
+		out, errOut, code := e.run(t, "config", "check", tt.file, "--json")
 		lines := jsonLines[struct {
 			File     string
 			OK       bool
@@ -106,8 +108,8 @@ func TestJSON_checkAndDoctor(t *testing.T) {
 			t.Errorf("config check %s --json: exit %d (text %d), %q %q", tt.file, code, textCode, out, errOut)
 		}
 	}
-	_, _, textCode := run(t, "doctor", "--root", dir)
-	out, errOut, code := run(t, "doctor", "--root", dir, "--json", "--all")
+	_, _, textCode := e.run(t, "doctor", "--root", dir)
+	out, errOut, code := e.run(t, "doctor", "--root", dir, "--json", "--all")
 	var doc struct {
 		Libraries string
 		Driver    struct{ State string }
@@ -129,8 +131,9 @@ func commaAnd(s []string) string {
 // TestList_namesOnce: list --names gives each name once (cudart is a library and a header set), and
 // with --kind only that kind's.
 func TestList_namesOnce(t *testing.T) {
-	isolate(t)
-	out, _, code := run(t, "list", "--names")
+	t.Parallel()
+	e := isolate(t)
+	out, _, code := e.run(t, "list", "--names")
 	names := strings.Fields(out)
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -142,11 +145,11 @@ func TestList_namesOnce(t *testing.T) {
 	if code != exitOK || !seen["cudart"] || !seen["cccl"] || !seen["nvcc"] {
 		t.Fatalf("list --names: exit %d %q", code, out)
 	}
-	out, _, _ = run(t, "list", "--names", "--kind", "header-dir")
+	out, _, _ = e.run(t, "list", "--names", "--kind", "header-dir")
 	if headers := strings.Fields(out); !slices.Contains(headers, "cccl") || slices.Contains(headers, "ptxas") { // ptxas is only a binary
 		t.Errorf("list --names --kind header-dir: %q", out)
 	}
-	all, _, _ := run(t, "list", "--kind", "header-dir", "--json")
+	all, _, _ := e.run(t, "list", "--kind", "header-dir", "--json")
 	if n := len(jsonLines[map[string]any](t, all)); n != strings.Count(out, "\n") {
 		t.Errorf("%d header sets in --json, %d in --names", n, strings.Count(out, "\n"))
 	}
@@ -155,9 +158,10 @@ func TestList_namesOnce(t *testing.T) {
 // TestPlugins_hostSteps: plugins lists already-loaded and system first, as steps of the host, with
 // what they look at and the orders that name them, in text and in --json.
 func TestPlugins_hostSteps(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	config := write(t, t.TempDir()+"/p.toml", []byte("[search]\norder = [\"wheels\", \"system\"]\n\n[library.nvml]\norder = [\"system\"]\n"))
-	out, errOut, code := run(t, "plugins", "--config", config)
+	out, errOut, code := e.run(t, "plugins", "--config", config)
 	if code != exitOK {
 		t.Fatalf("plugins: exit %d %s", code, errOut)
 	}
@@ -177,7 +181,7 @@ canary
 	if !strings.HasPrefix(out, want) {
 		t.Fatalf("plugins:\n%s\nwant it to start with\n%s", out, want)
 	}
-	out, _, _ = run(t, "plugins", "--config", config, "--json")
+	out, _, _ = e.run(t, "plugins", "--config", config, "--json")
 	steps := jsonLines[struct {
 		Name, Source string
 		LooksAt      string   `json:"looks_at"`
@@ -205,13 +209,14 @@ func readme(t *testing.T) string {
 // TestFindTogether_json: find --all-from-one-toolkit --json prints a line per name, as find does,
 // whether the set is found in one root or not.
 func TestFindTogether_json(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	cuda, site := t.TempDir(), t.TempDir()
 	gccLib(t, filepath.Join(cuda, "lib64/libcudart.so.12"), "libcudart.so.12")
 	gccLib(t, filepath.Join(cuda, "lib64/libnvrtc.so.12"), "libnvrtc.so.12")
 	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libnvJitLink.so.13"), "libnvJitLink.so.13")
-	t.Setenv("CUDA_HOME", cuda)
-	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	e.Setenv("CUDA_HOME", cuda)
+	e.Setenv("PATHFINDER_SITE_PACKAGES", site)
 	var all strings.Builder
 	for _, tt := range []struct {
 		names []string
@@ -222,7 +227,7 @@ func TestFindTogether_json(t *testing.T) {
 		{[]string{"cudart", "nosuchlib"}, exitNotFound},
 		{[]string{"cudart", "cufft"}, exitNotFound}, // its attempts are this machine's: not in the golden file
 	} {
-		out, errOut, code := run(t, append([]string{"find", "--all-from-one-toolkit", "--json"}, tt.names...)...)
+		out, errOut, code := e.run(t, append([]string{"find", "--all-from-one-toolkit", "--json"}, tt.names...)...)
 		lines := jsonLines[map[string]any](t, out)
 		if code != tt.code || len(lines) != len(tt.names) {
 			t.Fatalf("%v: exit %d, %d lines; want %d, one per name:\n%s%s", tt.names, code, len(lines), tt.code, out, errOut)

@@ -35,7 +35,8 @@ func putPE(t *testing.T, dir, rel string, machine uint16) string {
 // x64 only; a toolkit through CUDA_PATH in bin/x64 or bin/arm64, then bin; cudadevrt in lib/x64 or
 // lib/arm64; cuDLA on arm64 only; cuDSS 1.0 before 0.
 func TestFind_windowsArm64(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	const x64, arm64 = pe.IMAGE_FILE_MACHINE_AMD64, pe.IMAGE_FILE_MACHINE_ARM64
 	site, cu12, cuda, binOnly := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	putPE(t, binOnly, "bin/cudart64_12.dll", arm64)
@@ -72,9 +73,11 @@ func TestFind_windowsArm64(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			e := e.clone() // before Parallel: the test goes on to set CUDA_PATH on its own
+			t.Parallel()
 			name, value, _ := strings.Cut(tt.env, "=")
-			t.Setenv(name, value)
-			out, errOut, code := run(t, strings.Fields(tt.args)...)
+			e.Setenv(name, value)
+			out, errOut, code := e.run(t, strings.Fields(tt.args)...)
 			got := out
 			if tt.code != exitOK {
 				got = errOut
@@ -86,8 +89,8 @@ func TestFind_windowsArm64(t *testing.T) {
 	}
 
 	// explain shows the order: bin/arm64, then bin, and no x64 directory on arm64.
-	t.Setenv("CUDA_PATH", cuda)
-	out, _, _ := run(t, "explain", "cudss", "--target", "windows/arm64")
+	e.Setenv("CUDA_PATH", cuda)
+	out, _, _ := e.run(t, "explain", "cudss", "--target", "windows/arm64")
 	arm, bin := strings.Index(out, "log: searched "+cuda+"/bin/arm64\n"), strings.Index(out, "log: searched "+cuda+"/bin\n")
 	if arm < 0 || bin < arm || strings.Contains(out, "/bin/x64") || !strings.Contains(out, "looking for cudss64_1.dll or cudss64_0.dll") {
 		t.Fatalf("explain cudss --target windows/arm64:\n%s", out)
@@ -98,11 +101,12 @@ func TestFind_windowsArm64(t *testing.T) {
 // cuBLASLt) and NVRTC, an optional one, loaded before it when present and skipped when not; real
 // libraries built by gcc, each load in a fresh process.
 func TestLoad_cudss(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	site, marks := t.TempDir(), t.TempDir()
 	lib := filepath.Join(site, "nvidia/cu13/lib")
 	lt := filepath.Join(lib, "libcublasLt.so.13")
@@ -125,7 +129,7 @@ __attribute__((constructor)) static void ran(void) {
 	env := []string{"PATHFINDER_SITE_PACKAGES=" + site}
 	load := func() (path string, deps []string) {
 		t.Helper()
-		out, errOut, code := runBin(t, bin, env, "load", "cudss", "--json")
+		out, errOut, code := e.runBin(t, bin, env, "load", "cudss", "--json")
 		var got struct {
 			Path         string
 			Dependencies []struct{ Name, Path string }

@@ -13,7 +13,8 @@ import (
 // out of CUDA_HOME: path inside it and real_path in find --json and load --json, and every link as
 // LINK → TARGET in explain.
 func TestLinks_output(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	store, root := t.TempDir(), t.TempDir()
 	real := filepath.Join(store, "cuda_cudart-12.4/lib/libcudart.so.12.4.127")
 	gccLib(t, real, "libcudart.so.12")
@@ -23,15 +24,15 @@ func TestLinks_output(t *testing.T) {
 	if os.Symlink("libcudart.so.12.4.127", soname) != nil || os.Symlink(soname, link) != nil {
 		t.Fatal("symlink")
 	}
-	t.Setenv("CUDA_HOME", root)
-	out, _, code := run(t, "explain", "cudart")
+	e.Setenv("CUDA_HOME", root)
+	out, _, code := e.run(t, "explain", "cudart")
 	for _, want := range []string{"✓ " + link + "  (found via CUDA_HOME)", link + " → " + soname, soname + " → libcudart.so.12.4.127"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("explain cudart: exit %d, no line with %q:\n%s", code, want, out)
 		}
 	}
 	for _, cmd := range []string{"find", "load"} {
-		out, stderr, code := runChild(t, cmd, "--json", "cudart") // what it loads stays out of this process
+		out, stderr, code := e.runChild(t, cmd, "--json", "cudart") // what it loads stays out of this process
 		libs := jsonLines[struct {
 			Path     string `json:"path"`
 			RealPath string `json:"real_path"`
@@ -46,8 +47,8 @@ func TestLinks_output(t *testing.T) {
 	passwd := filepath.Join(evil, "lib64/libcudart.so.12")
 	os.MkdirAll(filepath.Dir(passwd), 0o755)
 	os.Symlink("/etc/passwd", passwd)
-	t.Setenv("CUDA_HOME", evil)
-	out, _, code = run(t, "explain", "cudart")
+	e.Setenv("CUDA_HOME", evil)
+	out, _, code = e.run(t, "explain", "cudart")
 	for _, want := range []string{"✗ " + passwd + "  refused: not an ELF file", passwd + " → /etc/passwd"} {
 		if code != 1 || !strings.Contains(out, want) {
 			t.Errorf("explain cudart, a link to /etc/passwd: exit %d, no line with %q:\n%s", code, want, out)

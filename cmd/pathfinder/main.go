@@ -18,10 +18,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // Exit codes.
@@ -32,7 +32,16 @@ const (
 )
 
 func main() {
-	os.Exit(doMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(doMain(context.Background(), environment{Args: os.Args[1:], LookupEnv: os.LookupEnv, Stdout: os.Stdout, Stderr: os.Stderr}))
+}
+
+// environment is what the command reads of the process that runs it: main fills it from the
+// process, a test fills it itself. Children the command starts (the driver probe's) and relative
+// paths still see the process's own environment and working directory.
+type environment struct {
+	Args           []string // after the program's name
+	LookupEnv      func(key string) (string, bool)
+	Stdout, Stderr io.Writer
 }
 
 // command is one subcommand: its flags, what it takes, and what it does. args names what follows the
@@ -88,9 +97,10 @@ func (cmd *command) flagSet(configFile *string) (*flag.FlagSet, *bool, func(cont
 // globalUsage is the synopsis of pathfinder itself.
 const globalUsage = "usage: pathfinder COMMAND [ARGS] [FLAGS]"
 
-// cli is what every command shares: the streams and the global flags.
+// cli is what every command shares: the streams, the environment and the global flags.
 type cli struct {
 	stdout, stderr io.Writer
+	lookupEnv      func(key string) (string, bool)
 	cmd            *command // the command running, for its usage line
 	configFile     string
 	target         string // --target os/arch, where a command takes it
@@ -102,7 +112,7 @@ type cli struct {
 
 func (c *cli) open() (*search.Engine, error) {
 	if c.finder == nil {
-		opts := search.Options{ConfigFile: c.configFile, Driver: c.driver}
+		opts := search.Options{ConfigFile: c.configFile, Driver: c.driver, LookupEnv: c.lookupEnv}
 		if c.target != "" {
 			p, err := search.ParsePlatform(c.target)
 			if err != nil {
@@ -117,6 +127,12 @@ func (c *cli) open() (*search.Engine, error) {
 		c.finder = f
 	}
 	return c.finder, nil
+}
+
+// getenv is the variable key of the command's environment, "" when unset.
+func (c *cli) getenv(key string) string {
+	v, _ := c.lookupEnv(key)
+	return v
 }
 
 // errorf prints one message line, escaped: it may hold a value from the environment or a file's
@@ -142,8 +158,9 @@ func (c *cli) usageError(format string, args ...any) int {
 	return exitUsage
 }
 
-func doMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr}
+func doMain(ctx context.Context, env environment) int {
+	args, stdout, stderr := env.Args, env.Stdout, env.Stderr
+	c := &cli{stdout: stdout, stderr: stderr, lookupEnv: env.LookupEnv}
 	defer func() {
 		if c.finder != nil {
 			c.finder.Close()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,16 +17,83 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// isolate gives the command an environment with nothing from the machine that would change answers.
-func isolate(t *testing.T) string {
-	t.Helper()
-	home := t.TempDir()
-	// The go command's caches stay where they are: a build in a test must not start from nothing.
-	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
-		if v, err := exec.Command("go", "env", k).Output(); err == nil && os.Getenv(k) == "" {
-			t.Setenv(k, strings.TrimSpace(string(v)))
+// testEnv is the environment a test runs the command in: this process's, with the variables the
+// test sets over it. A test sets them here, never on the process (t.Setenv), so tests run in parallel.
+type testEnv struct{ vars map[string]string }
+
+// Setenv sets key for the command; an empty value is set, not unset, as with t.Setenv.
+func (e *testEnv) Setenv(key, value string) { e.vars[key] = value }
+
+func (e *testEnv) LookupEnv(key string) (string, bool) {
+	if v, ok := e.vars[key]; ok {
+		return v, true
+	}
+	return os.LookupEnv(key)
+}
+
+// Environ is the environment for a child process, with extra ("KEY=value") over it.
+func (e *testEnv) Environ(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !e.has(k) {
+			env = append(env, kv)
 		}
 	}
+	for k, v := range e.vars {
+		env = append(env, k+"="+v)
+	}
+	return append(env, extra...)
+}
+
+func (e *testEnv) has(key string) bool { _, ok := e.vars[key]; return ok }
+
+// clone is a copy of e for a subtest to set its own variables on.
+func (e *testEnv) clone() *testEnv { return &testEnv{vars: maps.Clone(e.vars)} }
+
+// run runs the command in this environment.
+func (e *testEnv) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = doMain(context.Background(), environment{Args: args, LookupEnv: e.LookupEnv, Stdout: &out, Stderr: &errb})
+	return out.String(), errb.String(), code
+}
+
+// command is name with args, to run in this environment.
+func (e *testEnv) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = e.Environ()
+	return cmd
+}
+
+// lookPath finds file in this environment's PATH, as exec.LookPath does in the process's.
+func (e *testEnv) lookPath(file string) (string, error) {
+	path, _ := e.LookupEnv("PATH")
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)
+}
+
+// goCaches are the go command's build and module caches, which stay where they are when isolate
+// moves HOME: a build in a test must not start from nothing.
+var goCaches = sync.OnceValue(func() map[string]string {
+	caches := map[string]string{}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
+		if v, err := exec.Command("go", "env", k).Output(); err == nil && os.Getenv(k) == "" {
+			caches[k] = strings.TrimSpace(string(v))
+		}
+	}
+	return caches
+})
+
+// isolate gives the command an environment with nothing from the machine that would change answers.
+func isolate(t *testing.T) *testEnv {
+	t.Helper()
+	home := t.TempDir()
+	e := &testEnv{vars: maps.Clone(goCaches())}
 	for k, v := range map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"),
 		"PATHFINDER_CACHE_DIR":     filepath.Join(os.TempDir(), "pathfinder-test-cache"),
@@ -36,16 +104,9 @@ func isolate(t *testing.T) string {
 		// about it turns it on and pins the driver it means.
 		"PATHFINDER_COMPATIBILITY": "off", "PATHFINDER_CUDA": "", "PATHFINDER_DRIVER_COMPATIBILITY": "",
 	} {
-		t.Setenv(k, v)
+		e.Setenv(k, v)
 	}
-	return home
-}
-
-func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = doMain(context.Background(), args, &out, &errb)
-	return out.String(), errb.String(), code
+	return e
 }
 
 // gccLib builds a real shared object with the given soname at path.
@@ -97,18 +158,19 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestFind_json(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	site := t.TempDir()
 	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13"), "libcudart.so.13")
-	t.Setenv("PATHFINDER_SITE_PACKAGES", site)
+	e.Setenv("PATHFINDER_SITE_PACKAGES", site)
 	// Flags after the names, two names, one unknown: one JSON line each, exit 1.
-	out, _, code := run(t, "find", "cudart", "cudartt", "--json")
+	out, _, code := e.run(t, "find", "cudart", "cudartt", "--json")
 	if code != exitNotFound {
 		t.Fatalf("exit %d, want %d", code, exitNotFound)
 	}
 	golden(t, "find.json", strings.ReplaceAll(out, site, "$SITE"))
 
-	out, errOut, code := run(t, "find", "--json", "cudart")
+	out, errOut, code := e.run(t, "find", "--json", "cudart")
 	var line map[string]any
 	if err := json.Unmarshal([]byte(out), &line); err != nil || code != exitOK {
 		t.Fatalf("find --json cudart: exit %d, %v: %s %s", code, err, out, errOut)
@@ -118,15 +180,16 @@ func TestFind_json(t *testing.T) {
 			t.Errorf("JSON line lacks %q: %s", k, out)
 		}
 	}
-	out, _, code = run(t, "find", "cudart")
+	out, _, code = e.run(t, "find", "cudart")
 	if code != exitOK || out != filepath.Join(site, "nvidia/cu13/lib/libcudart.so.13")+"\n" {
 		t.Fatalf("find cudart: exit %d, %q", code, out)
 	}
 }
 
 func TestFind_notFound(t *testing.T) {
-	isolate(t)
-	out, _, code := run(t, "find", "nvfatbin", "--json")
+	t.Parallel()
+	e := isolate(t)
+	out, _, code := e.run(t, "find", "nvfatbin", "--json")
 	var line struct {
 		Name, Error, Message string
 		Attempts             []map[string]string
@@ -140,7 +203,8 @@ func TestFind_notFound(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	bad := filepath.Join(t.TempDir(), "bad.toml")
 	os.WriteFile(bad, []byte("[search]\norder = [\"wheels\"]\ncolour = \"blue\"\n"), 0o644)
 	badStep := filepath.Join(t.TempDir(), "step.toml")
@@ -162,7 +226,8 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, stderr, code := run(t, tt.args...)
+			t.Parallel()
+			_, stderr, code := e.run(t, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.stderr) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.stderr)
 			}
@@ -171,28 +236,30 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelpEverywhere(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	for _, c := range commands {
 		for _, args := range [][]string{{c.name, "--help"}, {"help", c.name}} {
-			out, _, code := run(t, args...)
+			out, _, code := e.run(t, args...)
 			if code != exitOK || !strings.Contains(out, "usage: pathfinder "+c.name) {
 				t.Errorf("%v: exit %d, %q", args, code, out)
 			}
 		}
 	}
-	out, _, code := run(t, "--help")
+	out, _, code := e.run(t, "--help")
 	if code != exitOK || !strings.Contains(out, "doctor") {
 		t.Fatalf("--help: %d %q", code, out)
 	}
 }
 
 func TestExplain(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	cuda := t.TempDir()
 	gccLib(t, filepath.Join(cuda, "lib/libnvblas.so.13"), "libnvblas.so.13")
 	os.WriteFile(filepath.Join(cuda, "lib/libnvblas.so.12"), []byte("not a library"), 0o644)
-	t.Setenv("CUDA_HOME", cuda)
-	out, _, code := run(t, "explain", "nvblas")
+	e.Setenv("CUDA_HOME", cuda)
+	out, _, code := e.run(t, "explain", "nvblas")
 	for _, want := range []string{
 		"steps: wheels → conda → already-loaded → system → envroots",
 		"envroots        found",
@@ -207,7 +274,7 @@ func TestExplain(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	out, _, _ = run(t, "explain", "nvblas", "--json")
+	out, _, _ = e.run(t, "explain", "nvblas", "--json")
 	var ex struct {
 		Steps []struct{ Step, Outcome string }
 	}
@@ -217,8 +284,9 @@ func TestExplain(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	isolate(t)
-	out, _, code := run(t, "list", "--json")
+	t.Parallel()
+	e := isolate(t)
+	out, _, code := e.run(t, "list", "--json")
 	type listed struct {
 		Name, Kind, Category string
 		Available            bool
@@ -239,22 +307,23 @@ func TestList(t *testing.T) {
 			t.Errorf("%s: %d names, want %d", k, perKind[k], n)
 		}
 	}
-	out, _, _ = run(t, "list", "--target", "windows/amd64", "--kind", "dynamic-lib", "--json")
+	out, _, _ = e.run(t, "list", "--target", "windows/amd64", "--kind", "dynamic-lib", "--json")
 	for _, l := range jsonLines[listed](t, out) {
 		if l.Name == "cufile" && l.Available || l.Name == "cudart" && !l.Available {
 			t.Errorf("on windows/amd64: %+v", l)
 		}
 	}
-	out, _, _ = run(t, "list")
+	out, _, _ = e.run(t, "list")
 	golden(t, "list.txt", out)
 }
 
 func TestDoctor(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	conda := t.TempDir()
 	gccLib(t, filepath.Join(conda, "lib/libnvjpeg.so.13"), "libnvjpeg.so.13")
-	t.Setenv("CONDA_PREFIX", conda)
-	out, _, code := run(t, "doctor", "--all", "--root", t.TempDir())
+	e.Setenv("CONDA_PREFIX", conda)
+	out, _, code := e.run(t, "doctor", "--all", "--root", t.TempDir())
 	for _, want := range []string{"CONDA_PREFIX=" + conda, "nvjpeg", conda + "/lib/libnvjpeg.so.13  (conda, CUDA 13)", "not found (looked for libcudart.so.13 or libcudart.so.12", "1 of 50 found"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
@@ -268,17 +337,18 @@ func TestDoctor(t *testing.T) {
 // TestLoad_noCgoBinary builds pathfinder with CGO_ENABLED=0 and loads a library and its dependency
 // with it: purego's dlopen works without cgo.
 func TestLoad_noCgoBinary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	site := t.TempDir()
 	fft := filepath.Join(site, "nvidia/cu13/lib/libcufft.so.12")
 	gccLib(t, fft, "libcufft.so.12")
 	gccLib(t, filepath.Join(site, "nvidia/cu13/lib/libcufftw.so.12"), "libcufftw.so.12", fft)
 	cmd := exec.Command(bin, "load", "cufftw", "cufft", "--json")
-	cmd.Env = append(os.Environ(), "PATHFINDER_SITE_PACKAGES="+site)
+	cmd.Env = e.Environ("PATHFINDER_SITE_PACKAGES=" + site)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("load: %v\n%s", err, out)
@@ -292,7 +362,8 @@ func TestLoad_noCgoBinary(t *testing.T) {
 }
 
 func TestDriver_fakeRoot(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	root := t.TempDir()
 	for path, data := range map[string]string{
 		"proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build  (dvs-builder@U16-I3-B03-4-3)  Mon Dec 30 17:10:20 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n",
@@ -303,7 +374,7 @@ func TestDriver_fakeRoot(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(data), 0o644)
 	}
-	out, errOut, code := run(t, "driver", "--root", root, "--json", "--methods", "sysfs,procfs")
+	out, errOut, code := e.run(t, "driver", "--root", root, "--json", "--methods", "sysfs,procfs")
 	var report map[string]any
 	if err := json.Unmarshal([]byte(out), &report); err != nil || code != exitOK {
 		t.Fatalf("driver --json: exit %d %v\n%s%s", code, err, out, errOut)
@@ -312,20 +383,21 @@ func TestDriver_fakeRoot(t *testing.T) {
 		t.Fatalf("report %v", report)
 	}
 	dir := t.TempDir()
-	if _, errOut, code := run(t, "driver", "--root", root, "--format", "nfd", "--output", dir, "--methods", "sysfs"); code != exitOK {
+	if _, errOut, code := e.run(t, "driver", "--root", root, "--format", "nfd", "--output", dir, "--methods", "sysfs"); code != exitOK {
 		t.Fatalf("nfd: exit %d %s", code, errOut)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "pathfinder"))
 	if err != nil || !strings.Contains(string(b), "nvidia.com/cuda.driver-version.major=550") {
 		t.Fatalf("feature file: %v %q", err, b)
 	}
-	if _, _, code := run(t, "driver", "--root", t.TempDir()); code != exitNotFound {
+	if _, _, code := e.run(t, "driver", "--root", t.TempDir()); code != exitNotFound {
 		t.Fatalf("empty root: exit %d, want %d", code, exitNotFound)
 	}
 }
 
 func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	cuda := t.TempDir()
 	for rel, data := range map[string]string{
 		"include/cuda_runtime.h":           "",
@@ -341,7 +413,7 @@ func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
 	}
 	gccLib(t, filepath.Join(cuda, "lib64/libcudart.so.12"), "libcudart.so.12")
 	gccLib(t, filepath.Join(cuda, "lib64/libnvrtc.so.12"), "libnvrtc.so.12")
-	t.Setenv("CUDA_HOME", cuda)
+	e.Setenv("CUDA_HOME", cuda)
 	tests := []struct {
 		args []string
 		want string
@@ -359,12 +431,12 @@ func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
 		{[]string{"load", "cudart", "--target", "windows/amd64"}, "", exitUsage},
 	}
 	for _, tt := range tests {
-		out, errOut, code := run(t, tt.args...)
+		out, errOut, code := e.run(t, tt.args...)
 		if code != tt.code || out != tt.want {
 			t.Errorf("%v: exit %d, %q (stderr %q); want %d, %q", tt.args, code, out, errOut, tt.code, tt.want)
 		}
 	}
-	out, _, _ := run(t, "explain", "nvcc", "--kind", "binary", "--target", "windows/amd64")
+	out, _, _ := e.run(t, "explain", "nvcc", "--kind", "binary", "--target", "windows/amd64")
 	if !strings.Contains(out, "bin/x64/nvcc.exe  refused: not a PE file") {
 		t.Errorf("explain for windows/amd64 lacks the PE refusal:\n%s", out)
 	}

@@ -15,7 +15,8 @@ import (
 // the search, starts with "pathfinder: " and never carries it twice. (A mistake in the command line
 // itself is a usage error, followed by the usage line: TestUsageErrors_usageLine.)
 func TestErrors_onePrefix(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	dir := t.TempDir()
 	config := func(body string) string { return writeFile(t, dir, "p.toml", body) }
 	notWasm := []byte("not a wasm module")
@@ -44,9 +45,9 @@ func TestErrors_onePrefix(t *testing.T) {
 		{"an unknown library", func() []string { return []string{"find", "cudartt"} }, exitNotFound,
 			[]string{`unknown library "cudartt" (did you mean "cudart" or "cuda"?)`}},
 	}
-	for _, tt := range tests {
+	for _, tt := range tests { // one after another: each case rewrites the config file its messages name
 		t.Run(tt.name, func(t *testing.T) {
-			_, errOut, code := run(t, tt.args()...)
+			_, errOut, code := e.run(t, tt.args()...)
 			lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
 			if code != tt.code || len(lines) != len(tt.stderr) {
 				t.Fatalf("exit %d, stderr %q; want %d and %d lines", code, errOut, tt.code, len(tt.stderr))
@@ -66,7 +67,7 @@ func TestErrors_onePrefix(t *testing.T) {
 		{"doctor", "--root", "/nonexistent"}, {"plugins", "--config", bad},
 		{"find", "--all-from-one-toolkit", "cudart", "nosuchlib"},
 	} {
-		_, errOut, code := run(t, args...)
+		_, errOut, code := e.run(t, args...)
 		if code == exitOK || !strings.HasPrefix(errOut, "pathfinder: ") || strings.Contains(errOut, "pathfinder: pathfinder:") {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}

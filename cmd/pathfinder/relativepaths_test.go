@@ -13,7 +13,8 @@ import (
 // would find something. Inputs the whole run depends on (config, packs) are usage errors; the
 // directories a search would look in are passed over and named in its error and in doctor.
 func TestRelativePaths_refusedAndNamed(t *testing.T) {
-	isolate(t)
+	// Not parallel: the working directory it changes is the process's.
+	e := isolate(t)
 	wd := t.TempDir()
 	t.Chdir(wd)
 	os.WriteFile(filepath.Join(wd, "site.toml"), []byte("[search]\norder = [\"envroots\"]\n"), 0o644)
@@ -59,9 +60,10 @@ func TestRelativePaths_refusedAndNamed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(strings.Fields(tc.name)[0], tc.value)
-			t.Setenv("PATH", "/nonexistent") // no python3, no nvidia-smi: only the variable under test
-			out, errOut, code := run(t, tc.args...)
+			e := e.clone()
+			e.Setenv(strings.Fields(tc.name)[0], tc.value)
+			e.Setenv("PATH", "/nonexistent") // no python3, no nvidia-smi: only the variable under test
+			out, errOut, code := e.run(t, tc.args...)
 			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
 				t.Fatalf("%v: exit %d, want %d; want %q in\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
 			}
@@ -76,12 +78,13 @@ func TestRelativePaths_refusedAndNamed(t *testing.T) {
 // override reaches no output raw: it cannot split doctor's problem line, forge one of find's, or act
 // on the terminal. Before, find's and doctor's messages printed CUDA_PATH as it was.
 func TestEnvValues_escaped(t *testing.T) {
+	t.Parallel()
 	for _, value := range []string{"rel\n\x1b[31mforged", "/abs\n\x1b[31mforged", "/abs\u202eforged"} {
 		for _, name := range []string{"CUDA_PATH", "CUDA_HOME", "VIRTUAL_ENV", "CONDA_PREFIX", "PATHFINDER_CACHE_DIR", "PATHFINDER_PACKS", "LD_LIBRARY_PATH", "CUDNN_PATH"} {
-			isolate(t)
-			t.Setenv(name, value)
+			e := isolate(t)
+			e.Setenv(name, value)
 			for _, args := range [][]string{{"find", "cudart"}, {"explain", "cudart"}, {"doctor", "--all"}, {"config"}, {"packs"}} {
-				out, errOut, _ := run(t, args...)
+				out, errOut, _ := e.run(t, args...)
 				for _, line := range strings.Split(out+errOut, "\n") {
 					if strings.ContainsAny(line, "\x1b\u202e") || strings.HasPrefix(line, "forged") {
 						t.Errorf("%s=%q, %v prints a raw value: %q", name, value, args, line)

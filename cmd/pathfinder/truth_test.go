@@ -14,11 +14,11 @@ import (
 // The one line a user reads says what really happened: these run the built binary, in a process
 // of its own, where the loader's environment is what the test sets.
 
-// runBin runs the binary bin with env added to the test's (isolated) environment.
-func runBin(t *testing.T, bin string, env []string, args ...string) (stdout, stderr string, code int) {
+// runBin runs the binary bin in this environment with extra ("KEY=value") over it.
+func (e *testEnv) runBin(t *testing.T, bin string, extra []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = e.Environ(extra...)
 	return runCommand(t, cmd)
 }
 
@@ -40,11 +40,12 @@ int cuDriverGetVersion(int *v) { *v = 0; return 34; }
 // the stub, as container builds do) is passed over for the real library after it; with no real one,
 // the error names the stub and why; the stub's code never runs either way.
 func TestStubNeverHandedOut(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	dir, marks := t.TempDir(), t.TempDir()
 	stubs := filepath.Join(dir, "cuda", "lib64", "stubs")
 	markerLib(t, filepath.Join(stubs, "libcuda.so"), "libcuda.so.1", filepath.Join(marks, "stub"))
@@ -54,21 +55,21 @@ func TestStubNeverHandedOut(t *testing.T) {
 
 	env := []string{"LD_LIBRARY_PATH=" + stubs + ":" + filepath.Dir(real)}
 	for _, cmd := range []string{"find", "load"} {
-		out, errOut, code := runBin(t, bin, env, cmd, "cuda", "--json")
+		out, errOut, code := e.runBin(t, bin, env, cmd, "cuda", "--json")
 		var lib struct{ Path, FoundVia string }
 		json.Unmarshal([]byte(out), &lib)
 		if code != exitOK || lib.Path != real {
 			t.Fatalf("%s cuda: exit %d %s%s; want %s", cmd, code, out, errOut, real)
 		}
 	}
-	out, _, _ := runBin(t, bin, env, "explain", "cuda")
+	out, _, _ := e.runBin(t, bin, env, "explain", "cuda")
 	want := "the system loader found a stub at " + filepath.Join(stubs, "libcuda.so.1") + " (LD_LIBRARY_PATH holds a stubs directory)"
 	if !strings.Contains(out, want) {
 		t.Fatalf("explain cuda:\n%s\nwant it to say %q", out, want)
 	}
 
 	env = []string{"LD_LIBRARY_PATH=" + stubs}
-	out, _, code := runBin(t, bin, env, "load", "cuda", "--json")
+	out, _, code := e.runBin(t, bin, env, "load", "cuda", "--json")
 	var fail failure
 	json.Unmarshal([]byte(out), &fail)
 	if code != exitNotFound || fail.Error != "refused" || !strings.Contains(fail.Message, want) {
@@ -82,16 +83,17 @@ func TestStubNeverHandedOut(t *testing.T) {
 // TestOneLiners: what find and load print when a file is found but refused, found but not
 // loadable, or not found with a kind or target of its own.
 func TestOneLiners(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := noCgoBinary(t)
-	isolate(t)
+	e := isolate(t)
 	root, site := t.TempDir(), t.TempDir()
 	os.MkdirAll(filepath.Join(root, "lib64"), 0o755)
 	bad := filepath.Join(root, "lib64", "libcudart.so.12")
 	os.WriteFile(bad, []byte("not a library"), 0o644)
-	out, _, code := runBin(t, bin, []string{"CUDA_PATH=" + root}, "find", "cudart", "--json")
+	out, _, code := e.runBin(t, bin, []string{"CUDA_PATH=" + root}, "find", "cudart", "--json")
 	var fail failure
 	json.Unmarshal([]byte(out), &fail)
 	if code != exitNotFound || fail.Error != "refused" || !strings.HasPrefix(fail.Message, "found "+bad+` for "cudart" but refused it: not an ELF file`) {
@@ -105,15 +107,15 @@ func TestOneLiners(t *testing.T) {
 	gccLib(t, lib, "libnvjpeg.so.13", "-Wl,--no-as-needed", gone)
 	os.Remove(gone)
 	env := []string{"PATHFINDER_SITE_PACKAGES=" + site}
-	out, errOut, code := runBin(t, bin, env, "find", "nvjpeg")
+	out, errOut, code := e.runBin(t, bin, env, "find", "nvjpeg")
 	if code != exitOK || out != lib+"\n" || !strings.Contains(errOut, "pathfinder: warning: nvjpeg: a load of "+lib+" would fail: it needs libgone.so.1, which the loader would not find") {
 		t.Fatalf("find nvjpeg: exit %d %q %q", code, out, errOut)
 	}
-	_, errOut, code = runBin(t, bin, env, "load", "nvjpeg")
+	_, errOut, code = e.runBin(t, bin, env, "load", "nvjpeg")
 	if code != exitNotFound || !strings.HasPrefix(errOut, "pathfinder: found "+lib+` for "nvjpeg" but could not load it: `) || !strings.Contains(errOut, "libgone.so.1: cannot open shared object file") {
 		t.Fatalf("load nvjpeg: exit %d %q", code, errOut)
 	}
-	out, _, _ = runBin(t, bin, env, "explain", "nvjpeg")
+	out, _, _ = e.runBin(t, bin, env, "explain", "nvjpeg")
 	if !strings.Contains(out, "but a load would fail: it needs libgone.so.1") {
 		t.Fatalf("explain nvjpeg:\n%s", out)
 	}
@@ -126,7 +128,8 @@ func TestOneLiners(t *testing.T) {
 // TestExplainHint_onlyFindAndLoad: find's and load's lines point at explain, with the flags that
 // show the same search; explain's own answer, and --json's message, do not point at themselves.
 func TestExplainHint_onlyFindAndLoad(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	tests := []struct {
 		args []string
 		hint string // in stderr; "" for none
@@ -139,7 +142,7 @@ func TestExplainHint_onlyFindAndLoad(t *testing.T) {
 		{[]string{"find", "cufft", "--json"}, ""},
 	}
 	for _, tt := range tests {
-		out, errOut, code := run(t, tt.args...)
+		out, errOut, code := e.run(t, tt.args...)
 		if code != exitNotFound {
 			t.Fatalf("%v: exit %d %s %s", tt.args, code, out, errOut)
 		}
@@ -155,7 +158,8 @@ func TestExplainHint_onlyFindAndLoad(t *testing.T) {
 // TestREADME_kindNames: the names README gives as examples of each kind are names of that kind,
 // and the name of a bitcode library's file finds what it is.
 func TestREADME_kindNames(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	m := regexp.MustCompile(`--kind header-dir # also binary \(([^)]*)\), static-lib \(([^)]*)\), bitcode \(([^):]*)`).FindStringSubmatch(readme(t))
 	if m == nil {
 		t.Fatal("README's find --kind line not found")
@@ -165,13 +169,13 @@ func TestREADME_kindNames(t *testing.T) {
 			if name == "..." {
 				continue
 			}
-			_, errOut, code := run(t, "find", name, "--kind", kind)
+			_, errOut, code := e.run(t, "find", name, "--kind", kind)
 			if code == exitUsage || strings.Contains(errOut, "unknown") {
 				t.Errorf("README: %s is a %s; find says: exit %d %s", name, kind, code, errOut)
 			}
 		}
 	}
-	_, errOut, _ := run(t, "find", "libdevice", "--kind", "bitcode")
+	_, errOut, _ := e.run(t, "find", "libdevice", "--kind", "bitcode")
 	if want := `pathfinder: unknown bitcode library "libdevice": "libdevice" is a bitcode library named "device"` + "\n"; errOut != want {
 		t.Errorf("find libdevice --kind bitcode: %q, want %q", errOut, want)
 	}
@@ -180,11 +184,12 @@ func TestREADME_kindNames(t *testing.T) {
 // TestExplain_stopsAtTheFirstHit: explain shows the steps run, which end at the step that finds the
 // library, as README says; a library found through CUDA_HOME is labelled CUDA_HOME.
 func TestExplain_stopsAtTheFirstHit(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	root := t.TempDir()
 	gccLib(t, filepath.Join(root, "lib64", "libcudart.so.12"), "libcudart.so.12")
-	t.Setenv("CUDA_HOME", root)
-	out, _, code := run(t, "explain", "cudart")
+	e.Setenv("CUDA_HOME", root)
+	out, _, code := e.run(t, "explain", "cudart")
 	step := regexp.MustCompile(`(?m)^ ?\d+\. (\S+)`)
 	var ran []string
 	for _, m := range step.FindAllStringSubmatch(out, -1) {
@@ -193,7 +198,7 @@ func TestExplain_stopsAtTheFirstHit(t *testing.T) {
 	if code != exitOK || len(ran) == 0 || ran[len(ran)-1] != "envroots" || !strings.Contains(out, "(found via CUDA_HOME)") {
 		t.Fatalf("explain cudart: exit %d, steps run %v; want them to end at envroots, found via CUDA_HOME:\n%s", code, ran, out)
 	}
-	out, _, _ = run(t, "explain", "cudnn")
+	out, _, _ = e.run(t, "explain", "cudnn")
 	if n := len(step.FindAllString(out, -1)); n != 7 {
 		t.Errorf("explain cudnn, found nowhere: %d steps shown, want all 7:\n%s", n, out)
 	}

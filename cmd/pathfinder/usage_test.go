@@ -10,22 +10,23 @@ import (
 
 // TestHelp_golden: every command's help, the same from `CMD --help` and `help CMD`, and pathfinder's.
 func TestHelp_golden(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	for _, c := range commands {
-		out, _, code := run(t, c.name, "--help")
+		out, _, code := e.run(t, c.name, "--help")
 		if code != exitOK {
 			t.Fatalf("%s --help: exit %d", c.name, code)
 		}
-		if again, _, _ := run(t, "help", c.name); again != out {
+		if again, _, _ := e.run(t, "help", c.name); again != out {
 			t.Errorf("help %s differs from %s --help:\n%s\n---\n%s", c.name, c.name, again, out)
 		}
 		golden(t, "help/"+c.name+".txt", out)
 	}
-	out, _, code := run(t, "--help")
+	out, _, code := e.run(t, "--help")
 	if code != exitOK {
 		t.Fatalf("--help: exit %d", code)
 	}
-	if again, _, _ := run(t, "help"); again != out {
+	if again, _, _ := e.run(t, "help"); again != out {
 		t.Errorf("help differs from --help")
 	}
 	golden(t, "help/pathfinder.txt", out)
@@ -38,11 +39,12 @@ var usageLineRE = regexp.MustCompile(`^usage: pathfinder [a-z]+( (\[?([a-z]+|[A-
 // TestHelp_usageLineAndPlaceholders: each help starts with the command's usage line in the one
 // format, and every flag that takes a value names it in capitals (FILE, DIR, LIST, KIND, ...).
 func TestHelp_usageLineAndPlaceholders(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	flagLine := regexp.MustCompile(`^  --([a-z-]+)( (.*))?$`)
 	placeholder := regexp.MustCompile(`^[A-Z][A-Z/]*$`)
 	for _, c := range commands {
-		out, _, _ := run(t, c.name, "--help")
+		out, _, _ := e.run(t, c.name, "--help")
 		first, _, _ := strings.Cut(out, "\n")
 		if first != c.usageLine() || !usageLineRE.MatchString(first) {
 			t.Errorf("%s: usage line %q (want %q in the one format)", c.name, first, c.usageLine())
@@ -78,7 +80,8 @@ func TestHelp_usageLineAndPlaceholders(t *testing.T) {
 // TestUsageErrors_usageLine: a mistake in any command's command line says what is wrong, prefixed
 // once, then the command's usage line (the first line of its help) and where the help is; exit 2.
 func TestUsageErrors_usageLine(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	tests := []struct {
 		args []string
 		want string // the first line, after "pathfinder: CMD: "
@@ -129,12 +132,12 @@ func TestUsageErrors_usageLine(t *testing.T) {
 	for _, tt := range tests {
 		cmd := lookup(tt.args[0])
 		covered[cmd.name] = true
-		out, errOut, code := run(t, tt.args...)
+		out, errOut, code := e.run(t, tt.args...)
 		want := "pathfinder: " + cmd.name + ": " + tt.want + "\n" + cmd.usageLine() + "\nrun 'pathfinder help " + cmd.name + "' for details\n"
 		if code != exitUsage || out != "" || errOut != want {
 			t.Errorf("%v: exit %d, stdout %q, stderr\n%s\nwant exit %d and\n%s", tt.args, code, out, errOut, exitUsage, want)
 		}
-		help, _, _ := run(t, "help", cmd.name)
+		help, _, _ := e.run(t, "help", cmd.name)
 		if first, _, _ := strings.Cut(help, "\n"); !strings.Contains(errOut, "\n"+first+"\n") {
 			t.Errorf("%v: the usage line differs from the help's %q", tt.args, first)
 		}
@@ -153,7 +156,8 @@ func TestUsageErrors_usageLine(t *testing.T) {
 // its value, a boolean given something else, a mistyped flag name each print what is wrong, the
 // command's usage line and where its help is, and exit 2.
 func TestUsageErrors_everyFlag(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	flags := 0
 	for _, c := range commands {
 		fs, _, _ := c.flagSet(new(string))
@@ -168,7 +172,7 @@ func TestUsageErrors_everyFlag(t *testing.T) {
 			flags++
 		}
 		for _, tc := range cases {
-			out, errOut, code := run(t, c.name, tc[0])
+			out, errOut, code := e.run(t, c.name, tc[0])
 			want := "pathfinder: " + c.name + ": " + tc[1] + "\n" + c.usageLine() + "\nrun 'pathfinder help " + c.name + "' for details\n"
 			if code != exitUsage || out != "" || errOut != want {
 				t.Errorf("%s %s: exit %d, stdout %q, stderr\n%s\nwant exit %d and\n%s", c.name, tc[0], code, out, errOut, exitUsage, want)
@@ -183,7 +187,8 @@ func TestUsageErrors_everyFlag(t *testing.T) {
 // TestConfigErrors_ourWords: a configuration's mistakes, whether checked or used, name the file,
 // line and column, in pathfinder's words, with the nearest right key; exit 2, no usage line.
 func TestConfigErrors_ourWords(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	dir := t.TempDir()
 	tests := []struct {
 		name, toml, want string
@@ -196,7 +201,7 @@ func TestConfigErrors_ourWords(t *testing.T) {
 	for _, tt := range tests {
 		file := write(t, filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".toml"), []byte(tt.toml))
 		for _, args := range [][]string{{"config", "check", file}, {"find", "cudart", "--config", file}} {
-			out, errOut, code := run(t, args...)
+			out, errOut, code := e.run(t, args...)
 			first, rest, _ := strings.Cut(errOut, "\n")
 			if code != exitUsage || out != "" || !strings.HasPrefix(first, "pathfinder: ") || !strings.Contains(first, file+":") ||
 				!strings.HasSuffix(first, tt.want) || strings.Contains(rest, "usage:") {
@@ -214,7 +219,8 @@ func TestConfigErrors_ourWords(t *testing.T) {
 // TestDidYouMean: a mistyped command, a command named to help, a flag and a flag's value get the
 // nearest right one; something far from all of them gets none.
 func TestDidYouMean(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	tests := []struct {
 		args   []string
 		stderr string // the first line
@@ -238,7 +244,7 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"completion", "fsh"}, `pathfinder: completion: unknown shell "fsh" (did you mean "zsh" or "fish"?)`},
 	}
 	for _, tt := range tests {
-		_, errOut, code := run(t, tt.args...)
+		_, errOut, code := e.run(t, tt.args...)
 		first, _, _ := strings.Cut(errOut, "\n")
 		if code != exitUsage || first != tt.stderr {
 			t.Errorf("%v: exit %d, %q; want %d, %q", tt.args, code, first, exitUsage, tt.stderr)
@@ -248,7 +254,7 @@ func TestDidYouMean(t *testing.T) {
 		t.Errorf("README lacks %s", want)
 	}
 	// An unknown command ends with pathfinder's own usage line.
-	_, errOut, _ := run(t, "fnd")
+	_, errOut, _ := e.run(t, "fnd")
 	if want := "\n" + globalUsage + "\nrun 'pathfinder help' for every command\n"; !strings.HasSuffix(errOut, want) {
 		t.Errorf("fnd: %q lacks %q", errOut, want)
 	}
@@ -259,13 +265,14 @@ func TestDidYouMean(t *testing.T) {
 // missing, as find does; one that does not refuses the flag as one it does not take. Before, driver,
 // version, completion, help and plugin new ignored it.
 func TestConfigFlag_everyCommand(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	missing := filepath.Join(t.TempDir(), "missing.toml")
 	args := map[string][]string{"find": {"cudart"}, "load": {"cudart"}, "explain": {"cudart"}, "plugin": {"new", "mine", filepath.Join(t.TempDir(), "mine")},
 		"completion": {"bash"}, "help": {"find"}, "config": {}}
 	for _, cmd := range commands {
 		line := append(append([]string{cmd.name}, args[cmd.name]...), "--config", missing)
-		out, errOut, code := run(t, line...)
+		out, errOut, code := e.run(t, line...)
 		want := "pathfinder: " + cmd.name + ": unknown flag --config"
 		if cmd.readsConfig {
 			want = missing
@@ -284,7 +291,8 @@ func TestConfigFlag_everyCommand(t *testing.T) {
 
 // TestNewcomerLines: what a newcomer types wrong, or asks, gets an answer that helps.
 func TestNewcomerLines(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	e := isolate(t)
 	for _, tt := range []struct {
 		args         []string
 		code         int
@@ -296,7 +304,7 @@ func TestNewcomerLines(t *testing.T) {
 		{args: []string{"version", "--help"}, code: exitOK, stdout: "usage: pathfinder version [FLAGS]"},
 		{args: []string{"--config", "f", "find", "cudart"}, code: exitUsage, line: "pathfinder: --config: flags follow the command, as in 'pathfinder find cudart --config f'"},
 	} {
-		out, errOut, code := run(t, tt.args...)
+		out, errOut, code := e.run(t, tt.args...)
 		first, _, _ := strings.Cut(out, "\n")
 		line, _, _ := strings.Cut(errOut, "\n")
 		if code != tt.code || first != tt.stdout || line != tt.line {

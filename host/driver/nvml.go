@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/pathfinder-dev/pathfinder/internal/input"
 )
 
 // nvmlPciInfo is nvmlPciInfo_t from nvml.h (68 bytes), which nvmlDeviceGetPciInfo_v3 fills.
@@ -80,7 +82,7 @@ func (p *prober) overrideFile(env string) string {
 		return v
 	}
 	if !slices.ContainsFunc(p.ignored, func(in IgnoredInput) bool { return in.Name == env }) {
-		p.ignored = append(p.ignored, IgnoredInput{Name: env, Value: v, Reason: "not an absolute path; pathfinder never resolves one against the working directory"})
+		p.ignored = append(p.ignored, input.RelativePath(env, v))
 	}
 	return ""
 }

@@ -15,6 +15,29 @@ type Ignored struct {
 	Name   string `json:"name"` // the variable, "CUDA_PATH"
 	Value  string `json:"value"`
 	Reason string `json:"reason"`
+	// Why is the reason's kind, for a reader that acts on it (doctor's fix) rather than print it;
+	// Reason says it in words.
+	Why Why `json:"-"`
+}
+
+// Why is the kind of reason an input is passed over.
+type Why int
+
+const (
+	// Unusable: the value does not name what it should (no such directory, not a driver version).
+	Unusable Why = iota
+	// Relative: a relative path, which pathfinder never resolves against the working directory.
+	Relative
+	// Overridden: another input is read instead (CUDA_HOME, where CUDA_PATH is set).
+	Overridden
+)
+
+// RelativeReason is the Reason of every input passed over as Relative.
+const RelativeReason = "not an absolute path; pathfinder never resolves one against the working directory"
+
+// RelativePath is name=value passed over for being a relative path.
+func RelativePath(name, value string) Ignored {
+	return Ignored{Name: name, Value: value, Reason: RelativeReason, Why: Relative}
 }
 
 // String is "$NAME=VALUE (REASON)", as the command prints it: escaped, as the value is anyone's.

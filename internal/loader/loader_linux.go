@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -244,24 +243,13 @@ func MappedFrom(h uintptr, f *os.File) (bool, error) {
 	return loaded == mine, nil
 }
 
-// mappedFile is the "device inode" of the file mapped at addr in a /proc/self/maps listing, "" for
-// none: each line is "start-end perms offset major:minor inode path".
+// mappedFile is the "major:minor inode" of the file mapped at addr in a /proc/self/maps listing, ""
+// for none or an anonymous mapping.
 func mappedFile(maps []byte, addr uintptr) string {
-	for line := range strings.Lines(string(maps)) {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
+	for _, m := range ParseMaps(string(maps)) {
+		if uint64(addr) >= m.Start && uint64(addr) < m.End {
+			return m.File
 		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if !ok || err1 != nil || err2 != nil || uint64(addr) < start || uint64(addr) >= end {
-			continue
-		}
-		if f[4] == "0" {
-			return "" // anonymous
-		}
-		return f[3] + " " + f[4]
 	}
 	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
@@ -31,7 +32,9 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 			values = filepath.SplitList(v)
 		}
 		for _, val := range values {
-			if err := unusableDir(val); err != nil {
+			if !filepath.IsAbs(val) {
+				out = append(out, input.RelativePath(name, val))
+			} else if err := unusableDir(val); err != nil {
 				out = append(out, IgnoredInput{Name: name, Value: val, Reason: err.Error()})
 			} else if name == "VIRTUAL_ENV" && len(sitepackages.Host.PrefixSites(val, nil)) == 0 {
 				out = append(out, IgnoredInput{Name: name, Value: val, Reason: "holds no site-packages directory"})
@@ -61,7 +64,7 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 				for _, name := range []string{"PYTHONUSERBASE", "PYENV_ROOT", "PYENV_DIR"} {
 					if v := f.getenv(name); v != "" && !seen[name] && !filepath.IsAbs(v) {
 						seen[name] = true
-						out = append(out, IgnoredInput{Name: name, Value: v, Reason: errRelative.Error()})
+						out = append(out, input.RelativePath(name, v))
 					}
 				}
 			case config.GrantInstallRoots:
@@ -73,7 +76,7 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 			}
 		}
 		if homePassedOver {
-			out = append(out, IgnoredInput{Name: "CUDA_HOME", Value: cudaHome, Reason: "CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not"})
+			out = append(out, IgnoredInput{Name: "CUDA_HOME", Value: cudaHome, Reason: "CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not", Why: input.Overridden})
 		}
 	}
 	return out
@@ -126,13 +129,8 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-var errRelative = errors.New("not an absolute path; pathfinder never resolves one against the working directory")
-
-// unusableDir refuses a directory that cannot be searched.
+// unusableDir refuses an absolute directory that cannot be searched.
 func unusableDir(dir string) error {
-	if !filepath.IsAbs(dir) {
-		return errRelative
-	}
 	fi, err := os.Stat(dir)
 	switch {
 	case err != nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
@@ -57,6 +58,14 @@ func (f *Engine) FileNames(kind Kind, name string) []string {
 		return e.FileNames(f.platform)
 	}
 	return nil
+}
+
+// Descriptor returns the catalog's descriptor of name of kind: where each step looks for it.
+func (f *Engine) Descriptor(kind Kind, name string) (abi.Descriptor, bool) {
+	if e, ok := f.catalog.Lookup(kind, name); ok {
+		return e.Descriptor, true
+	}
+	return abi.Descriptor{}, false
 }
 
 // Plugins lists every configured plugin, by name, loading each module to ask it what it is (a

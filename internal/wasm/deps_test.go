@@ -24,7 +24,8 @@ func TestDeps_wazero(t *testing.T) {
 		module = "github.com/pathfinder-dev/pathfinder/"
 		wazero = "github.com/tetratelabs/wazero"
 	)
-	runsPlugins := []string{module + "internal/wasm", module + "internal/search"}
+	// internal/doctor asks the engine for every library, as a program would.
+	runsPlugins := []string{module + "internal/wasm", module + "internal/search", module + "internal/doctor"}
 	// go list's Deps are what go list -deps prints, package by package.
 	out, err := exec.Command(gobin, "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}",
 		module+"abi/...", module+"host/driver/...", module+"internal/...").CombinedOutput()

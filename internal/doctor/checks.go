@@ -1,6 +1,7 @@
-package main
+package doctor
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -12,16 +13,16 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
-	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
+	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
-// problem is one thing doctor found wrong, and what fixes it.
-type problem struct{ title, fix string }
+// Problem is one thing doctor found wrong, and what fixes it.
+type Problem struct{ Title, Fix string }
 
 // diagnostics run in this order over the gathered facts; each is one setup failure people hit.
-var diagnostics = []func(*doctorFacts) []problem{
+var diagnostics = []func(*Facts) []Problem{
 	checkDriver,
 	checkStubLibcuda,
 	checkCudartTooNew,
@@ -33,8 +34,9 @@ var diagnostics = []func(*doctorFacts) []problem{
 	checkLoadedTwice,
 }
 
-func diagnose(d *doctorFacts) []problem {
-	var out []problem
+// Diagnose lists the problems in d, check by check.
+func Diagnose(d *Facts) []Problem {
+	var out []Problem
 	for _, check := range diagnostics {
 		out = append(out, check(d)...)
 	}
@@ -43,44 +45,44 @@ func diagnose(d *doctorFacts) []problem {
 
 // checkDriver: a driver that does not work (not installed, not loaded, a kernel/user-space
 // mismatch, no device access, not answering) is a problem, with the probe's own hint.
-func checkDriver(d *doctorFacts) []problem {
-	if d.report.Working() {
+func checkDriver(d *Facts) []Problem {
+	if d.Driver.Working() {
 		return nil
 	}
-	title := d.report.Summary
-	for _, in := range slices.Backward(d.report.Ignored) { // checkIgnoredInputs names each, with its fix
+	title := d.Driver.Summary
+	for _, in := range slices.Backward(d.Driver.Ignored) { // checkIgnoredInputs names each, with its fix
 		title = strings.TrimSuffix(title, "; ignored "+in.String())
 	}
-	return []problem{{title: title, fix: d.report.Hint}}
+	return []Problem{{Title: title, Fix: d.Driver.Hint}}
 }
 
 // checkStubLibcuda: the toolkit's stub libcuda (lib64/stubs) where programs look for the driver's
 // makes every CUDA call fail with CUDA_ERROR_STUB_LIBRARY.
-func checkStubLibcuda(d *doctorFacts) []problem {
-	var out []problem
-	for _, dir := range absoluteDirs(d.getenv("LD_LIBRARY_PATH")) {
+func checkStubLibcuda(d *Facts) []Problem {
+	var out []Problem
+	for _, dir := range absoluteDirs(d.Getenv("LD_LIBRARY_PATH")) {
 		for _, name := range []string{"libcuda.so.1", "libcuda.so"} {
 			p := filepath.Join(dir, name)
 			if loadermodel.IsStub(filepath.ToSlash(p)) && fileExists(p) {
-				out = append(out, problem{
-					title: fmt.Sprintf("LD_LIBRARY_PATH holds the CUDA toolkit's stub libcuda (%s): programs that load libcuda from there fail with CUDA_ERROR_STUB_LIBRARY", p),
-					fix:   fmt.Sprintf("take %s off LD_LIBRARY_PATH: the stub is for linking only; at run time the driver's libcuda.so.1 must be found", dir),
+				out = append(out, Problem{
+					Title: fmt.Sprintf("LD_LIBRARY_PATH holds the CUDA toolkit's stub libcuda (%s): programs that load libcuda from there fail with CUDA_ERROR_STUB_LIBRARY", p),
+					Fix:   fmt.Sprintf("take %s off LD_LIBRARY_PATH: the stub is for linking only; at run time the driver's libcuda.so.1 must be found", dir),
 				})
 				break
 			}
 		}
 	}
-	for _, l := range d.report.UserSpace {
+	for _, l := range d.Driver.UserSpace {
 		if !l.Stub || l.Via == "LD_LIBRARY_PATH" {
 			continue
 		}
-		p := problem{
-			title: fmt.Sprintf("the loader finds the CUDA toolkit's stub for %s (%s, via %s): CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via),
-			fix:   fmt.Sprintf("remove %s from the loader's configuration (/etc/ld.so.conf.d) and run 'sudo ldconfig'", filepath.Dir(l.Path)),
+		p := Problem{
+			Title: fmt.Sprintf("the loader finds the CUDA toolkit's stub for %s (%s, via %s): CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via),
+			Fix:   fmt.Sprintf("remove %s from the loader's configuration (/etc/ld.so.conf.d) and run 'sudo ldconfig'", filepath.Dir(l.Path)),
 		}
 		if !loadermodel.IsStub(filepath.ToSlash(l.Path)) { // a link from a system directory into stubs/
-			p.title = fmt.Sprintf("%s (%s, via %s) leads to the CUDA toolkit's stub %s: CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via, l.RealPath)
-			p.fix = fmt.Sprintf("remove %s (and run 'sudo ldconfig'); the driver's own %s must be what the loader finds", l.Path, l.Soname)
+			p.Title = fmt.Sprintf("%s (%s, via %s) leads to the CUDA toolkit's stub %s: CUDA programs fail with CUDA_ERROR_STUB_LIBRARY", l.Soname, l.Path, l.Via, l.RealPath)
+			p.Fix = fmt.Sprintf("remove %s (and run 'sudo ldconfig'); the driver's own %s must be what the loader finds", l.Path, l.Soname)
 		}
 		out = append(out, p)
 	}
@@ -90,21 +92,21 @@ func checkStubLibcuda(d *doctorFacts) []problem {
 // checkCudartTooNew: a cudart of a CUDA the driver does not run fails at its first call with
 // cudaErrorInsufficientDriver. With the compatibility check on, find never answers one: then the
 // problem is that nothing found runs (ErrIncompatible); with it off, the one it answered.
-func checkCudartTooNew(d *doctorFacts) []problem {
-	a := d.lib("cudart")
-	r := d.report
+func checkCudartTooNew(d *Facts) []Problem {
+	a := d.Library("cudart")
+	r := d.Driver
 	if a == nil || r.MaxCUDA == "" || r.DriverVersion == "" {
 		return nil
 	}
 	maxMajor, _ := strconv.Atoi(strings.SplitN(r.MaxCUDA, ".", 2)[0])
 	var se *search.SearchError
-	if errors.As(a.err, &se) && errors.Is(se, search.ErrIncompatible) {
-		return []problem{{title: "cudart: " + se.Error(), fix: fmt.Sprintf("install a CUDA %d runtime (for wheels, the -cu%d ones), or update the driver as the message says", maxMajor, maxMajor)}}
+	if errors.As(a.Err, &se) && errors.Is(se, search.ErrIncompatible) {
+		return []Problem{{Title: "cudart: " + se.Error(), Fix: fmt.Sprintf("install a CUDA %d runtime (for wheels, the -cu%d ones), or update the driver as the message says", maxMajor, maxMajor)}}
 	}
-	if a.lib == nil {
+	if a.Found == nil {
 		return nil
 	}
-	major := cudaMajor(a.lib.Path)
+	major := cudaMajor(a.Found.Path)
 	if major == 0 || maxMajor == 0 || major <= maxMajor {
 		return nil
 	}
@@ -112,9 +114,9 @@ func checkCudartTooNew(d *doctorFacts) []problem {
 	if v := minDriverFor(major); v != "" {
 		fix = fmt.Sprintf("update the driver to %s or newer (NVIDIA's table for CUDA %d), or use a CUDA %d runtime", v, major, maxMajor)
 	}
-	return []problem{{
-		title: fmt.Sprintf("cudart %s is CUDA %d, newer than driver %s supports (CUDA %s at most): its first call fails with cudaErrorInsufficientDriver", a.lib.Path, major, r.DriverVersion, r.MaxCUDA),
-		fix:   fix,
+	return []Problem{{
+		Title: fmt.Sprintf("cudart %s is CUDA %d, newer than driver %s supports (CUDA %s at most): its first call fails with cudaErrorInsufficientDriver", a.Found.Path, major, r.DriverVersion, r.MaxCUDA),
+		Fix:   fix,
 	}}
 }
 
@@ -146,24 +148,29 @@ func minDriverFor(major int) string {
 }
 
 // checkMixedWheels: CUDA 12 wheels (nvidia/<component>/lib) and CUDA 13 wheels (nvidia/cu13/lib)
-// holding the same toolkit libraries. cu13 comes first for every library, so a package built for
+// holding the same toolkit libraries, where the library's descriptor says the wheels step looks,
+// each file of the CUDA major the descriptor gives its name. cu13 comes first for every library, so a package built for
 // CUDA 12 gets CUDA 13's.
-func checkMixedWheels(d *doctorFacts) []problem {
+func checkMixedWheels(d *Facts) []Problem {
 	var both []string
 	var where12, where13 []string
-	for _, a := range d.libs {
+	for _, a := range d.Libraries {
 		if a.Category != "ctk" {
 			continue
 		}
 		var in12, in13 []string
-		for _, site := range d.sites {
-			for _, name := range a.fileNames {
-				found, _ := filepath.Glob(filepath.Join(site, "nvidia", "*", "lib", name))
-				for _, f := range found {
-					if filepath.Base(filepath.Dir(filepath.Dir(f))) == "cu13" {
-						in13 = append(in13, f)
-					} else {
+		for _, site := range d.Sites {
+			for _, name := range a.Descriptor.FileNames(d.Platform) {
+				for _, dir := range a.Descriptor.SitePackagesDirs(d.Platform) {
+					f := filepath.Join(site, dir, name)
+					if !fileExists(f) {
+						continue
+					}
+					switch a.Descriptor.CUDAMajors[name] {
+					case "12":
 						in12 = append(in12, f)
+					case "13":
+						in13 = append(in13, f)
 					}
 				}
 			}
@@ -177,13 +184,13 @@ func checkMixedWheels(d *doctorFacts) []problem {
 		return nil
 	}
 	order := "the CUDA 13 ones come first for every library"
-	if c := d.compat; c.Mode != search.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
+	if c := d.Compat; c.Mode != search.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
 		order = fmt.Sprintf("the CUDA 13 ones come first, and find passes over them, as driver %s runs CUDA %s at most", c.Driver, c.MaxCUDA)
 	}
-	return []problem{{
-		title: fmt.Sprintf("CUDA 12 and CUDA 13 wheels are both installed, for %s: %s (CUDA 12) and %s (CUDA 13); %s",
+	return []Problem{{
+		Title: fmt.Sprintf("CUDA 12 and CUDA 13 wheels are both installed, for %s: %s (CUDA 12) and %s (CUDA 13); %s",
 			strings.Join(both, ", "), strings.Join(dirsOf(where12), ", "), strings.Join(dirsOf(where13), ", "), order),
-		fix: "keep one CUDA major version per environment: 'pip list | grep -i nvidia' shows both sets; uninstall the one your packages were not built for, or give each its own venv",
+		Fix: "keep one CUDA major version per environment: 'pip list | grep -i nvidia' shows both sets; uninstall the one your packages were not built for, or give each its own venv",
 	}}
 }
 
@@ -206,34 +213,34 @@ func dirsOf(files []string) []string {
 // checkLDLibraryPathShadows: a library pathfinder takes from a venv's wheels or a conda env that
 // LD_LIBRARY_PATH also holds, another copy. Every load by name (dlopen, or a wheel's DT_NEEDED, which
 // the loader searches in LD_LIBRARY_PATH before the wheel's own RUNPATH) gets that one instead.
-func checkLDLibraryPathShadows(d *doctorFacts) []problem {
+func checkLDLibraryPathShadows(d *Facts) []Problem {
 	shadowed := map[string][]string{} // LD_LIBRARY_PATH dir → "name (env copy)"
 	var dirs []string
-	for _, a := range d.libs {
-		if a.lib == nil || a.lib.FoundVia != "site-packages" && a.lib.FoundVia != "conda" {
+	for _, a := range d.Libraries {
+		if a.Found == nil || a.Found.FoundVia != "site-packages" && a.Found.FoundVia != "conda" {
 			continue
 		}
-		base := filepath.Base(a.lib.Path)
-		for _, dir := range absoluteDirs(d.getenv("LD_LIBRARY_PATH")) {
+		base := filepath.Base(a.Found.Path)
+		for _, dir := range absoluteDirs(d.Getenv("LD_LIBRARY_PATH")) {
 			other := filepath.Join(dir, base)
 			if !loadableHere(other) {
 				continue
 			}
-			if same, _ := sameFile(other, a.lib.Path); same {
+			if same, _ := sameFile(other, a.Found.Path); same {
 				break // LD_LIBRARY_PATH points at the env's own copy
 			}
 			if len(shadowed[dir]) == 0 {
 				dirs = append(dirs, dir)
 			}
-			shadowed[dir] = append(shadowed[dir], fmt.Sprintf("%s (%s over %s)", a.Name, other, a.lib.Path))
+			shadowed[dir] = append(shadowed[dir], fmt.Sprintf("%s (%s over %s)", a.Name, other, a.Found.Path))
 			break
 		}
 	}
-	var out []problem
+	var out []Problem
 	for _, dir := range dirs {
-		out = append(out, problem{
-			title: fmt.Sprintf("LD_LIBRARY_PATH shadows the environment's wheels: %s: every load by name, and the wheels' own dependencies, get the LD_LIBRARY_PATH copy", strings.Join(shadowed[dir], "; ")),
-			fix:   fmt.Sprintf("take %s off LD_LIBRARY_PATH in this environment: wheels find each other without it", dir),
+		out = append(out, Problem{
+			Title: fmt.Sprintf("LD_LIBRARY_PATH shadows the environment's wheels: %s: every load by name, and the wheels' own dependencies, get the LD_LIBRARY_PATH copy", strings.Join(shadowed[dir], "; ")),
+			Fix:   fmt.Sprintf("take %s off LD_LIBRARY_PATH in this environment: wheels find each other without it", dir),
 		})
 	}
 	return out
@@ -241,57 +248,57 @@ func checkLDLibraryPathShadows(d *doctorFacts) []problem {
 
 // checkUnloadable: a library found where pathfinder looks that the loader would refuse, such as one
 // built for a newer glibc than this system's.
-func checkUnloadable(d *doctorFacts) []problem {
-	var out []problem
-	for _, a := range d.libs {
-		if a.lib == nil || a.loadProblem == "" {
+func checkUnloadable(d *Facts) []Problem {
+	var out []Problem
+	for _, a := range d.Libraries {
+		if a.Found == nil || a.Found.LoadProblem == "" {
 			continue
 		}
-		out = append(out, problem{
-			title: fmt.Sprintf("%s is found (%s, %s) but would not load: %s", a.Name, a.lib.Path, a.lib.FoundVia, a.loadProblem),
-			fix:   fmt.Sprintf("install a build of %s made for this system (for a wheel, one whose manylinux tag this glibc satisfies), or run on a newer system", a.Name),
+		out = append(out, Problem{
+			Title: fmt.Sprintf("%s is found (%s, %s) but would not load: %s", a.Name, a.Found.Path, a.Found.FoundVia, a.Found.LoadProblem),
+			Fix:   fmt.Sprintf("install a build of %s made for this system (for a wheel, one whose manylinux tag this glibc satisfies), or run on a newer system", a.Name),
 		})
 	}
 	return out
 }
 
 // checkIgnoredInputs: a variable or setting the user set that pathfinder does not use, with why.
-func checkIgnoredInputs(d *doctorFacts) []problem {
-	var out []problem
-	for _, in := range d.ignored {
+func checkIgnoredInputs(d *Facts) []Problem {
+	var out []Problem
+	for _, in := range d.Ignored {
 		fix := "unset it, or correct it as the reason says"
 		switch {
-		case strings.Contains(in.Reason, "relative") || strings.Contains(in.Reason, "not an absolute path"):
+		case in.Why == input.Relative:
 			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.Name)
 		case in.Name == "PATHFINDER_DRIVER_VERSION":
 			fix = "unset it to probe the machine, or pin a version like 580.65.06"
-		case in.Name == "CUDA_HOME" && strings.Contains(in.Reason, "CUDA_PATH is set"):
+		case in.Name == "CUDA_HOME" && in.Why == input.Overridden:
 			fix = "point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"
 		}
-		out = append(out, problem{title: fmt.Sprintf("%s=%s is ignored: %s", in.Name, in.Value, in.Reason), fix: fix})
+		out = append(out, Problem{Title: fmt.Sprintf("%s=%s is ignored: %s", in.Name, in.Value, in.Reason), Fix: fix})
 	}
 	return out
 }
 
 // checkLoadedTwice: two files of one library mapped into one process (doctor --pid). Symbols
 // resolve to whichever came first, and the two copies do not share state.
-func checkLoadedTwice(d *doctorFacts) []problem {
-	var out []problem
-	for _, a := range d.libs {
+func checkLoadedTwice(d *Facts) []Problem {
+	var out []Problem
+	for _, a := range d.Libraries {
 		var copies []string
 		seen := map[string]bool{}
-		for _, m := range d.maps {
-			if !isFileOf(filepath.Base(m.path), a.fileNames) || seen[m.inode] {
+		for _, m := range d.Maps {
+			if !isFileOf(filepath.Base(m.Path), a.Descriptor.FileNames(d.Platform)) || seen[m.File] {
 				continue
 			}
-			seen[m.inode] = true
-			copies = append(copies, m.path)
+			seen[m.File] = true
+			copies = append(copies, m.Path)
 		}
 		if len(copies) > 1 {
 			sort.Strings(copies)
-			out = append(out, problem{
-				title: fmt.Sprintf("process %d has %d copies of %s loaded: %s", d.pid, len(copies), a.Name, strings.Join(copies, ", ")),
-				fix:   fmt.Sprintf("make every part of the program load one %s: 'pathfinder explain %s' shows where pathfinder takes it; an LD_LIBRARY_PATH entry or a second wheel set usually brings the other", a.Name, a.Name),
+			out = append(out, Problem{
+				Title: fmt.Sprintf("process %d has %d copies of %s loaded: %s", d.PID, len(copies), a.Name, strings.Join(copies, ", ")),
+				Fix:   fmt.Sprintf("make every part of the program load one %s: 'pathfinder explain %s' shows where pathfinder takes it; an LD_LIBRARY_PATH entry or a second wheel set usually brings the other", a.Name, a.Name),
 			})
 		}
 	}
@@ -341,28 +348,29 @@ func sameFile(a, b string) (bool, error) {
 // loadableHere reports whether p is a shared object the loader of this process would take: a
 // 64-bit ELF file for this machine (it passes over others and goes on to the next directory).
 func loadableHere(p string) bool {
-	f, err := binfmt.OpenELF(p)
+	f, err := elf.Open(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	return f.Class == binfmt.Class64 && f.Machine == binfmt.MachineOf(runtime.GOARCH)
+	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
+	return f.Class == elf.ELFCLASS64 && f.Machine == want
 }
 
 // checkCache: a cache that is off without being turned off, or that cannot be written, answers
 // right but makes every run pay a cold search (and a compile): other commands stay quiet about it.
-func checkCache(d *doctorFacts) []problem {
+func checkCache(d *Facts) []Problem {
 	const off = "PATHFINDER_NO_CACHE=1 turns it off on purpose"
-	switch c := d.cache; {
+	switch c := d.Cache; {
 	case c.Dir == "" && !c.Disabled:
-		return []problem{{
-			title: "the cache is off: " + c.Off + "; every run searches (and compiles) afresh",
-			fix:   "set PATHFINDER_CACHE_DIR to an absolute path below a directory that exists and only you (or root) can write; " + off,
+		return []Problem{{
+			Title: "the cache is off: " + c.Off + "; every run searches (and compiles) afresh",
+			Fix:   "set PATHFINDER_CACHE_DIR to an absolute path below a directory that exists and only you (or root) can write; " + off,
 		}}
 	case c.WriteError != "":
-		return []problem{{
-			title: fmt.Sprintf("the cache %s cannot be written: %s; every run searches (and compiles) afresh", c.Dir, c.WriteError),
-			fix:   "make room or make it writable, or set PATHFINDER_CACHE_DIR to a directory that is; " + off,
+		return []Problem{{
+			Title: fmt.Sprintf("the cache %s cannot be written: %s; every run searches (and compiles) afresh", c.Dir, c.WriteError),
+			Fix:   "make room or make it writable, or set PATHFINDER_CACHE_DIR to a directory that is; " + off,
 		}}
 	}
 	return nil
