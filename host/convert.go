@@ -5,7 +5,7 @@ package host
 import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
@@ -28,12 +28,14 @@ func (p Platform) abi() abi.Platform { return abi.Platform(p) }
 
 func platformOf(p abi.Platform) Platform { return Platform(p) }
 
-func attemptsOf(in []search.Attempt) []Attempt {
-	return each(in, func(a search.Attempt) Attempt { return Attempt(a) })
+func attemptsOf(in []report.Attempt) []Attempt {
+	return each(in, func(a report.Attempt) Attempt { return Attempt(a) })
 }
 
-func ignoredOf(in []input.Ignored) []IgnoredInput {
-	return each(in, func(i input.Ignored) IgnoredInput { return IgnoredInput{Name: i.Name, Value: i.Value, Reason: i.Reason} })
+func ignoredOf(in []report.Ignored) []IgnoredInput {
+	return each(in, func(i report.Ignored) IgnoredInput {
+		return IgnoredInput{Name: i.Name, Value: i.Value, Reason: i.Reason}
+	})
 }
 
 func libraryOf(l *search.Library) *Library {

@@ -3,7 +3,7 @@ package host
 import (
 	"encoding/json"
 	"errors"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"time"
 )
@@ -221,7 +221,7 @@ type IgnoredInput struct {
 
 // String is "$NAME=VALUE (REASON)", escaped, as the command prints it: the value is anyone's.
 func (in IgnoredInput) String() string {
-	return input.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason}.String()
+	return report.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason}.String()
 }
 
 // LibraryInfo describes a known name for listings.

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {

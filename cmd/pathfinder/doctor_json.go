@@ -1,11 +1,12 @@
 package main
 
 import (
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"io"
 
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // doctorDocument is doctor --json: what the text's screen says, as one document.
@@ -30,12 +31,12 @@ type doctorProblemJSON struct {
 
 // doctorLibraryJSON is one library of --all: where it was found, or why not.
 type doctorLibraryJSON struct {
-	Name       string         `json:"name"`
-	Path       string         `json:"path,omitempty"`
-	FoundVia   string         `json:"found_via,omitempty"`
-	CUDA       string         `json:"cuda,omitempty"`
-	PassedOver []search.Attempt `json:"passed_over,omitempty"`
-	Error      string         `json:"error,omitempty"`
+	Name       string           `json:"name"`
+	Path       string           `json:"path,omitempty"`
+	FoundVia   string           `json:"found_via,omitempty"`
+	CUDA       string           `json:"cuda,omitempty"`
+	PassedOver []report.Attempt `json:"passed_over,omitempty"`
+	Error      string           `json:"error,omitempty"`
 }
 
 func writeDoctorJSON(w io.Writer, d *doctor.Facts, problems []doctor.Problem, all bool) error {

@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -264,7 +264,7 @@ func TestDoctor_hostInputs(t *testing.T) {
 	unloadable := facts()
 	unloadable.Libraries[1].Found.LoadProblem = "it needs GLIBC_2.38 (in __isoc23_strtol), and this system's libc.so.6 is glibc 2.36"
 	ignored := facts()
-	ignored.Ignored = []input.Ignored{{Name: "CUDA_PATH", Value: "cuda-13.0", Reason: "a relative path: pathfinder never resolves one against the working directory", Why: input.Relative}}
+	ignored.Ignored = []report.Ignored{{Name: "CUDA_PATH", Value: "cuda-13.0", Reason: "a relative path: pathfinder never resolves one against the working directory", Why: report.Relative}}
 	cacheOff := facts()
 	cacheOff.Cache = inspect.Cache{Off: "/nonexistent/.cache/pathfinder (from $HOME): /nonexistent does not exist, and only the cache's own directories are made"}
 	cacheUnwritable := facts()

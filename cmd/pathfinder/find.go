@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"io"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ type failure struct {
 	Kind     string           `json:"kind"`
 	Error    string           `json:"error"` // search.SearchError.Code: "not-found", "refused", "load-failed", "unknown", ...
 	Message  string           `json:"message"`
-	Attempts []search.Attempt `json:"attempts"`
+	Attempts []report.Attempt `json:"attempts"`
 }
 
 // resolve finds or loads each name and prints a path (or a JSON line) per name.
@@ -149,7 +150,7 @@ func (c *cli) togetherFailed(names []string, err error) {
 			enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			continue
 		}
-		enc.Encode(failure{Name: name, Kind: string(search.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []search.Attempt{}})
+		enc.Encode(failure{Name: name, Kind: string(search.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []report.Attempt{}})
 	}
 }
 
@@ -197,9 +198,9 @@ func (c *cli) otherKind(se *search.SearchError) (search.Kind, bool) {
 	return kinds[0], true
 }
 
-func attemptsOrEmpty(a []search.Attempt) []search.Attempt {
+func attemptsOrEmpty(a []report.Attempt) []report.Attempt {
 	if a == nil {
-		return []search.Attempt{}
+		return []report.Attempt{}
 	}
 	return a
 }

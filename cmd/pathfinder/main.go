@@ -18,10 +18,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // Exit codes.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pathfinder-dev/pathfinder/internal/input"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // nvmlPciInfo is nvmlPciInfo_t from nvml.h (68 bytes), which nvmlDeviceGetPciInfo_v3 fills.
@@ -82,7 +82,7 @@ func (p *prober) overrideFile(env string) string {
 		return v
 	}
 	if !slices.ContainsFunc(p.ignored, func(in IgnoredInput) bool { return in.Name == env }) {
-		p.ignored = append(p.ignored, input.RelativePath(env, v))
+		p.ignored = append(p.ignored, report.RelativePath(env, v))
 	}
 	return ""
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/internal/input"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
@@ -67,7 +67,7 @@ const MaxCUDAFromUserSpace = methodUserSpace
 
 // IgnoredInput is a variable the probe was given but did not use, and why: a
 // PATHFINDER_DRIVER_VERSION that is no driver version. It is host.IgnoredInput too.
-type IgnoredInput = input.Ignored
+type IgnoredInput = report.Ignored
 
 // Report is what Probe found. Every fact names the method it came from; where methods disagree the
 // highest-authority one wins and Notes says so.

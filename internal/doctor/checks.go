@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
@@ -268,11 +268,11 @@ func checkIgnoredInputs(d *Facts) []Problem {
 	for _, in := range d.Ignored {
 		fix := "unset it, or correct it as the reason says"
 		switch {
-		case in.Why == input.Relative:
+		case in.Why == report.Relative:
 			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.Name)
 		case in.Name == "PATHFINDER_DRIVER_VERSION":
 			fix = "unset it to probe the machine, or pin a version like 580.65.06"
-		case in.Name == "CUDA_HOME" && in.Why == input.Overridden:
+		case in.Name == "CUDA_HOME" && in.Why == report.Overridden:
 			fix = "point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"
 		}
 		out = append(out, Problem{Title: fmt.Sprintf("%s=%s is ignored: %s", in.Name, in.Value, in.Reason), Fix: fix})

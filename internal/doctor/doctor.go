@@ -11,9 +11,9 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
@@ -30,7 +30,7 @@ type Facts struct {
 	Compat      *search.CompatibilityTrace // what the search's compatibility check knew
 	PID         int
 	Maps        []loader.Mapping // the files process PID maps, each once; nil without a PID
-	Ignored     []input.Ignored  // inputs the engine and the driver probe did not use, and why
+	Ignored     []report.Ignored // inputs the engine and the driver probe did not use, and why
 }
 
 // Answer is the engine's answer for one library.

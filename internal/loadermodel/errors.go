@@ -3,6 +3,7 @@ package loadermodel
 import (
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"strconv"
 )
 
@@ -32,7 +33,7 @@ type ResolveError struct {
 	Soname string
 	Path   string // where it stops: the file (ErrBadLibrary), the name or entry (ErrRelative, ErrUnmodeled)
 	Reason string // why it stops there
-	Tried  []Attempt
+	Tried  []report.Attempt
 	Err    error // ErrNotFound, ErrBadLibrary, ErrRelative or ErrUnmodeled
 }
 

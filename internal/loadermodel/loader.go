@@ -3,6 +3,7 @@ package loadermodel
 import (
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"io/fs"
 	"os"
 	"regexp"
@@ -78,16 +79,10 @@ type readOnce struct {
 
 // Resolution is where the loader would find a library.
 type Resolution struct {
-	Path     string    // the path the loader opens (and reports as the link map's l_name)
-	RealPath string    // Path with every symlink resolved under Root
-	Via      string    // ViaPath, ViaLDLibraryPath, ViaCache or ViaDefaultDirs
-	Tried    []Attempt // the places looked at before, in order, with why not (hwcaps subdirectories that do not exist are left out)
-}
-
-// Attempt is a place the loader looked at and why it did not use it.
-type Attempt struct {
-	Path   string
-	Reason string
+	Path     string           // the path the loader opens (and reports as the link map's l_name)
+	RealPath string           // Path with every symlink resolved under Root
+	Via      string           // ViaPath, ViaLDLibraryPath, ViaCache or ViaDefaultDirs
+	Tried    []report.Attempt // the places looked at before, in order, with why not (hwcaps subdirectories that do not exist are left out)
 }
 
 // Resolve returns where dlopen(soname) would find the library, following glibc's _dl_map_object:
@@ -136,7 +131,7 @@ type search struct {
 	read    *readOnce
 	rpath   []string // searched first, as the needing object's DT_RPATH
 	runpath []string // searched after LD_LIBRARY_PATH, as its DT_RUNPATH
-	tried   []Attempt
+	tried   []report.Attempt
 }
 
 func (l *Loader) newSearch(name string) (*search, error) {
@@ -375,7 +370,7 @@ func (s *search) outcome(p, via string, o opened) (Resolution, bool, error) {
 }
 
 func (s *search) record(p, reason string) {
-	s.tried = append(s.tried, Attempt{Path: p, Reason: reason})
+	s.tried = append(s.tried, report.Attempt{Path: p, Reason: reason})
 }
 
 func (s *search) fail(err error, p, reason string) error {

@@ -3,6 +3,7 @@ package loadermodel
 import (
 	"debug/elf"
 	"errors"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -173,7 +174,7 @@ func TestLoader_Resolve(t *testing.T) {
 				}
 				tried = re.Tried
 				if re.Path != "" {
-					tried = append(tried, Attempt{re.Path, re.Reason})
+					tried = append(tried, report.Attempt{Path: re.Path, Reason: re.Reason})
 				}
 			case err != nil:
 				t.Fatalf("Resolve: %v (tried %+v)", err, err.(*ResolveError).Tried)
@@ -193,7 +194,7 @@ func TestLoader_Resolve(t *testing.T) {
 	}
 }
 
-func assertTried(t *testing.T, tried []Attempt, want []string) {
+func assertTried(t *testing.T, tried []report.Attempt, want []string) {
 	t.Helper()
 	var lines []string
 	for _, a := range tried {
@@ -355,7 +356,7 @@ func TestLoader_DefaultDirsFallback(t *testing.T) {
 }
 
 func TestResolveError_Error(t *testing.T) {
-	tried := []Attempt{{"/a/libx.so", "no such file"}, {"/etc/ld.so.cache", "no entry"}}
+	tried := []report.Attempt{{Path: "/a/libx.so", Reason: "no such file"}, {Path: "/etc/ld.so.cache", Reason: "no entry"}}
 	tests := []struct {
 		err  *ResolveError
 		want string

@@ -2,6 +2,7 @@ package resultcache
 
 import (
 	"encoding/json"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"strconv"
 	"unicode/utf8"
 
@@ -115,7 +116,7 @@ func (d *entryDecoder) Error(e *Error) bool {
 	})
 }
 
-func (d *entryDecoder) attempt(a *Attempt) bool {
+func (d *entryDecoder) attempt(a *report.Attempt) bool {
 	return d.object(attemptKeys, func(k int) bool {
 		switch k {
 		case 0:

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -43,32 +44,25 @@ type Entry struct {
 
 // Library is a library found, as host.Library.
 type Library struct {
-	Name        string    `json:"name"`
-	Kind        abi.Kind  `json:"kind"`
-	Path        string    `json:"path"`
-	RealPath    string    `json:"real_path,omitempty"`
-	FoundVia    string    `json:"found_via"`
-	Step        string    `json:"step"`
-	LoadProblem string    `json:"load_problem,omitempty"`
-	CUDA        string    `json:"cuda,omitempty"`
-	Version     string    `json:"version,omitempty"`
-	VersionFrom string    `json:"version_from,omitempty"`
-	Compat      string    `json:"compat,omitempty"`
-	Notes       []string  `json:"notes,omitempty"`
-	PassedOver  []Attempt `json:"passed_over,omitempty"`
+	Name        string           `json:"name"`
+	Kind        abi.Kind         `json:"kind"`
+	Path        string           `json:"path"`
+	RealPath    string           `json:"real_path,omitempty"`
+	FoundVia    string           `json:"found_via"`
+	Step        string           `json:"step"`
+	LoadProblem string           `json:"load_problem,omitempty"`
+	CUDA        string           `json:"cuda,omitempty"`
+	Version     string           `json:"version,omitempty"`
+	VersionFrom string           `json:"version_from,omitempty"`
+	Compat      string           `json:"compat,omitempty"`
+	Notes       []string         `json:"notes,omitempty"`
+	PassedOver  []report.Attempt `json:"passed_over,omitempty"`
 }
 
 // Error is a library not found: the file names looked for and every place looked.
 type Error struct {
-	Looked   []string  `json:"looked"`
-	Attempts []Attempt `json:"attempts"`
-}
-
-// Attempt is one place looked, as host.Attempt.
-type Attempt struct {
-	Step   string `json:"step"`
-	Path   string `json:"path,omitempty"`
-	Reason string `json:"reason"`
+	Looked   []string         `json:"looked"`
+	Attempts []report.Attempt `json:"attempts"`
 }
 
 // Store is the entries under one directory.

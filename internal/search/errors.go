@@ -8,8 +8,8 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/english"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
@@ -27,17 +27,10 @@ var (
 	ErrClosed          = errors.New("finder closed")                    // the Engine was closed before the call returned
 )
 
-// Attempt is one place a search looked, and why it did not take it.
-type Attempt struct {
-	Step   string `json:"step"`
-	Path   string `json:"path,omitempty"`
-	Reason string `json:"reason"`
-}
-
 // IgnoredInput is a variable a search would have used but passed over, and why: a relative
 // CUDA_PATH, a VIRTUAL_ENV that does not exist. pathfinder never resolves a path against the
 // working directory.
-type IgnoredInput = input.Ignored
+type IgnoredInput = report.Ignored
 
 // SearchError is a failed search: the library, the sentinel it wraps, and every attempt.
 type SearchError struct {
@@ -45,15 +38,15 @@ type SearchError struct {
 	Kind        Kind
 	Err         error // ErrUnknown, ErrNotAvailable, ErrNotFound, ErrRefused, ErrLoadFailed, ErrIncompatible, ErrClosed, or the context's error
 	Platform    Platform
-	Looked      []string       // the file names looked for
-	Attempts    []Attempt      // every place looked, in order
-	Suggestions []string       // close names, for ErrUnknown
-	Dependency  string         // set when a dependency failed: its name
-	Cause       error          // the dependency's own error
-	Path        string         // the file found, for ErrRefused, ErrLoadFailed and ErrIncompatible (the first passed over)
-	Reason      string         // why it was refused, not loaded or, for ErrIncompatible, each file passed over, why ErrNotAvailable when not the platform's catalog, or for ErrUnknown what the name is instead ("libdevice" is a bitcode library named "device")
-	Ignored     []IgnoredInput // variables the search passed over
-	Failed      []Attempt      // the steps that could not run (a plugin refused, trapped or out of time), each with why
+	Looked      []string         // the file names looked for
+	Attempts    []report.Attempt // every place looked, in order
+	Suggestions []string         // close names, for ErrUnknown
+	Dependency  string           // set when a dependency failed: its name
+	Cause       error            // the dependency's own error
+	Path        string           // the file found, for ErrRefused, ErrLoadFailed and ErrIncompatible (the first passed over)
+	Reason      string           // why it was refused, not loaded or, for ErrIncompatible, each file passed over, why ErrNotAvailable when not the platform's catalog, or for ErrUnknown what the name is instead ("libdevice" is a bitcode library named "device")
+	Ignored     []IgnoredInput   // variables the search passed over
+	Failed      []report.Attempt // the steps that could not run (a plugin refused, trapped or out of time), each with why
 }
 
 func (e *SearchError) Error() string {

@@ -6,6 +6,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"os"
 	"runtime"
 	"slices"
@@ -362,7 +363,7 @@ type Library struct {
 	CUDAInfo
 	// PassedOver are the candidates the compatibility check passed over before this one, each with
 	// why (its CUDA does not run with the driver, or with the answers given before).
-	PassedOver []Attempt `json:"passed_over,omitempty"`
+	PassedOver []report.Attempt `json:"passed_over,omitempty"`
 }
 
 // LoadedLibrary is a library that was loaded into the process.

@@ -6,6 +6,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path/filepath"
 	"strings"
 
@@ -317,7 +318,7 @@ func stubRefusal(res loadermodel.Resolution) string {
 
 // observeResolution records every path the loader model looked at, and the one it found.
 func observeResolution(rec *observe.Recorder, res loadermodel.Resolution, err error) {
-	var tried []loadermodel.Attempt
+	var tried []report.Attempt
 	var re *loadermodel.ResolveError
 	if errors.As(err, &re) {
 		tried = re.Tried

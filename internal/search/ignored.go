@@ -9,8 +9,8 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
-	"github.com/pathfinder-dev/pathfinder/internal/input"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
 
@@ -33,7 +33,7 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 		}
 		for _, val := range values {
 			if !filepath.IsAbs(val) {
-				out = append(out, input.RelativePath(name, val))
+				out = append(out, report.RelativePath(name, val))
 			} else if err := unusableDir(val); err != nil {
 				out = append(out, IgnoredInput{Name: name, Value: val, Reason: err.Error()})
 			} else if name == "VIRTUAL_ENV" && len(sitepackages.Host.PrefixSites(val, nil)) == 0 {
@@ -64,7 +64,7 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 				for _, name := range []string{"PYTHONUSERBASE", "PYENV_ROOT", "PYENV_DIR"} {
 					if v := f.getenv(name); v != "" && !seen[name] && !filepath.IsAbs(v) {
 						seen[name] = true
-						out = append(out, input.RelativePath(name, v))
+						out = append(out, report.RelativePath(name, v))
 					}
 				}
 			case config.GrantInstallRoots:
@@ -76,7 +76,7 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 			}
 		}
 		if homePassedOver {
-			out = append(out, IgnoredInput{Name: "CUDA_HOME", Value: cudaHome, Reason: "CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not", Why: input.Overridden})
+			out = append(out, IgnoredInput{Name: "CUDA_HOME", Value: cudaHome, Reason: "CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not", Why: report.Overridden})
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"os"
 	"slices"
 	"strings"
@@ -125,10 +126,7 @@ func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 	case ex.Result != nil && ex.Result.Step != StepAlreadyLoaded:
 		c.Library = toCached(&ex.Result.Library)
 	case errors.As(ex.Err, &se) && errors.Is(se, ErrNotFound) && se.Dependency == "":
-		c.Err = &resultcache.Error{Looked: se.Looked, Attempts: make([]resultcache.Attempt, len(se.Attempts))}
-		for i, a := range se.Attempts {
-			c.Err.Attempts[i] = resultcache.Attempt(a)
-		}
+		c.Err = &resultcache.Error{Looked: se.Looked, Attempts: slices.Clone(se.Attempts)}
 	default:
 		return
 	}
@@ -157,10 +155,7 @@ func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 func toCached(lib *Library) *resultcache.Library {
 	c := &resultcache.Library{Name: lib.Name, Kind: lib.Kind, Path: lib.Path, RealPath: lib.RealPath, FoundVia: lib.FoundVia,
 		Step: lib.Step, LoadProblem: lib.LoadProblem, CUDA: lib.CUDA, Version: lib.Version, VersionFrom: lib.VersionFrom,
-		Compat: lib.Compat, Notes: lib.Notes, PassedOver: make([]resultcache.Attempt, len(lib.PassedOver))}
-	for i, a := range lib.PassedOver {
-		c.PassedOver[i] = resultcache.Attempt(a)
-	}
+		Compat: lib.Compat, Notes: lib.Notes, PassedOver: slices.Clone(lib.PassedOver)}
 	return c
 }
 
@@ -171,7 +166,7 @@ func fromCached(c *resultcache.Library) Library {
 	for _, n := range c.Notes {
 		notes = append(notes, printable.String(n))
 	}
-	var passed []Attempt
+	var passed []report.Attempt
 	for _, a := range c.PassedOver {
 		passed = append(passed, printableAttempt(a))
 	}
@@ -181,6 +176,6 @@ func fromCached(c *resultcache.Library) Library {
 }
 
 // printableAttempt is an entry's attempt, shown as it is: an entry is not trusted to be escaped.
-func printableAttempt(a resultcache.Attempt) Attempt {
-	return Attempt{Step: printable.String(a.Step), Path: printable.String(a.Path), Reason: printable.String(a.Reason)}
+func printableAttempt(a report.Attempt) report.Attempt {
+	return report.Attempt{Step: printable.String(a.Step), Path: printable.String(a.Path), Reason: printable.String(a.Reason)}
 }

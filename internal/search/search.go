@@ -5,6 +5,7 @@ package search
 import (
 	"context"
 	"errors"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path"
 	"path/filepath"
 	"slices"
@@ -67,7 +68,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 		for _, st := range ex.Steps {
 			for _, c := range st.Candidates {
 				if c.Incompatible {
-					lib.PassedOver = append(lib.PassedOver, Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
+					lib.PassedOver = append(lib.PassedOver, report.Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
 				}
 			}
 		}
@@ -133,7 +134,7 @@ func (r *cascade) failure(ex *Explanation) error {
 		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e)}
 	for _, st := range ex.Steps {
 		if st.Outcome == OutcomeFailed && st.Detail != "" {
-			se.Failed = append(se.Failed, Attempt{Step: st.Step, Reason: st.Detail})
+			se.Failed = append(se.Failed, report.Attempt{Step: st.Step, Reason: st.Detail})
 		}
 	}
 	if err := r.ctx.Err(); err != nil {

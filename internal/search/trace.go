@@ -5,6 +5,7 @@ package search
 import (
 	"encoding/json"
 	"errors"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -62,7 +63,7 @@ type StepTrace struct {
 	Detail     string           `json:"detail,omitempty"`
 	Duration   time.Duration    `json:"duration_ns"`
 	Candidates []CandidateTrace `json:"candidates,omitempty"`
-	Tried      []Attempt        `json:"tried,omitempty"` // what the step looked at and passed over
+	Tried      []report.Attempt `json:"tried,omitempty"` // what the step looked at and passed over
 	Log        []string         `json:"log,omitempty"`
 }
 
@@ -91,19 +92,19 @@ type CandidateTrace struct {
 type Link = sandboxfs.Link
 
 // Attempts flattens the trace into every place looked and why it was not taken.
-func (ex *Explanation) Attempts() []Attempt {
-	var out []Attempt
+func (ex *Explanation) Attempts() []report.Attempt {
+	var out []report.Attempt
 	for _, st := range ex.Steps {
 		out = append(out, st.Tried...)
 		for _, c := range st.Candidates {
 			if !c.Taken {
-				out = append(out, Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
+				out = append(out, report.Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
 			}
 		}
 		// A step that failed on a found file (the loader would not load it, as every load does in a
 		// pathfinder_static build) has no detail of its own: its candidate above says why.
 		if (st.Outcome == OutcomeFailed || st.Outcome == OutcomeSkipped) && st.Detail != "" {
-			out = append(out, Attempt{Step: st.Step, Reason: st.Detail})
+			out = append(out, report.Attempt{Step: st.Step, Reason: st.Detail})
 		}
 	}
 	return out
@@ -111,10 +112,10 @@ func (ex *Explanation) Attempts() []Attempt {
 
 // hostTried is what a plugin step tried, with its paths in host form; an entry that is no guest path
 // (a variable's name such as "$CUDA_PATH", a file name, a relative path) is kept as it is.
-func hostTried(paths guestpath.Map, step string, tried []abi.Attempt) []Attempt {
-	out := make([]Attempt, len(tried))
+func hostTried(paths guestpath.Map, step string, tried []abi.Attempt) []report.Attempt {
+	out := make([]report.Attempt, len(tried))
 	for i, a := range tried {
-		out[i] = Attempt{Step: step, Path: a.Path, Reason: a.Reason}
+		out[i] = report.Attempt{Step: step, Path: a.Path, Reason: a.Reason}
 		if h, err := paths.ToHost(a.Path); err == nil && paths.Windows() {
 			out[i].Path = h
 		}
@@ -125,5 +126,5 @@ func hostTried(paths guestpath.Map, step string, tried []abi.Attempt) []Attempt 
 // tried records that the step looked at path and passed over it, escaped as a plugin's attempts
 // are: a path may come from the environment (LD_LIBRARY_PATH's entries).
 func (st *StepTrace) tried(path, reason string) {
-	st.Tried = append(st.Tried, Attempt{Step: st.Step, Path: printable.String(path), Reason: printable.String(reason)})
+	st.Tried = append(st.Tried, report.Attempt{Step: st.Step, Path: printable.String(path), Reason: printable.String(reason)})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -520,7 +521,7 @@ func TestAttempts_everyOneHasAReason(t *testing.T) {
 		{Step: "system", Outcome: OutcomeSkipped, Detail: loader.ErrUnavailable.Error()},
 	}}
 	got := ex.Attempts()
-	want := []Attempt{
+	want := []report.Attempt{
 		{Step: "envroots", Path: "/cuda/lib64/libcudart.so.12", Reason: loader.ErrUnavailable.Error()},
 		{Step: "mine", Reason: "plugin \"mine\": trapped"},
 		{Step: "system", Reason: loader.ErrUnavailable.Error()},

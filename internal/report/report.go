@@ -1,13 +1,23 @@
-// Package input holds Ignored, the one type host and host/driver both report for an input they
-// were given but did not use. It imports only fmt and internal/printable, so that host/driver can
-// name it without pulling in what host and internal/inspect import.
-package input
+// Package report holds what a search or the driver probe reports besides its answer: an Attempt,
+// a place looked and why it was not taken, and an Ignored input, one given but passed over. It
+// imports only fmt and internal/printable, so that every layer (the loader's model, the result
+// cache, the engine, host/driver) names the one type of each without pulling in the others.
+package report
 
 import (
 	"fmt"
 
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
+
+// Attempt is one place a search looked, and why it did not take it: the one type of it from the
+// loader's model to the result cache (a plugin's own, on the wire, is abi.Attempt; host.Attempt is
+// the public API's).
+type Attempt struct {
+	Step   string `json:"step"`
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason"`
+}
 
 // Ignored is a variable or input a search or probe was given but passed over, and why: a relative
 // CUDA_PATH, a VIRTUAL_ENV that does not exist, a PATHFINDER_DRIVER_VERSION that is no driver version.
