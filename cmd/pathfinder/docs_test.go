@@ -224,6 +224,70 @@ func TestArchitecture_callOrder(t *testing.T) {
 	}
 }
 
+// TestArchitecture_packages: ARCHITECTURE.md's code map names every internal package the module
+// has, under the root internal/ by its path there (a nested one by its path or its last element)
+// and under another parent by its whole path; every internal package it names in backquotes is
+// there; and the parents it says keep an internal/ of their own are the only ones that do.
+func TestArchitecture_packages(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../../ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	_, codeMap, _ := strings.Cut(doc, "## The code map")
+	codeMap, _, _ = strings.Cut(codeMap, "\n## ")
+	out, err := exec.Command("go", "list", "../../...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const module = "github.com/pathfinder-dev/pathfinder/"
+	word := func(w string) bool {
+		return regexp.MustCompile(`(^|[\s,(])` + regexp.QuoteMeta(w) + `($|[\s,/)])`).MatchString(codeMap)
+	}
+	parents := map[string]bool{}
+	checked := 0
+	for _, pkg := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(pkg, module)
+		if rel, ok := strings.CutPrefix(rel, "internal/"); ok {
+			checked++
+			if !word(rel) && !word(rel[strings.LastIndex(rel, "/")+1:]) {
+				t.Errorf("ARCHITECTURE.md's code map does not name internal/%s", rel)
+			}
+			continue
+		}
+		if parent, _, ok := strings.Cut(rel, "/internal/"); ok {
+			checked++
+			parents[parent] = true
+			if !word(rel) {
+				t.Errorf("ARCHITECTURE.md's code map does not name %s", rel)
+			}
+		}
+	}
+	if checked < 25 {
+		t.Fatalf("only %d internal packages listed: go list lost them", checked)
+	}
+	for _, m := range regexp.MustCompile("`(internal/[a-z_./]+)").FindAllStringSubmatch(doc, -1) {
+		if _, err := os.Stat(filepath.Join("../..", strings.TrimSuffix(m[1], "/"))); err != nil {
+			t.Errorf("ARCHITECTURE.md names %s, which is not in the repository", m[1])
+		}
+	}
+	said := regexp.MustCompile("(?s)keep\\s+a\\s+private\\s+`internal/`\\s+of\\s+their\\s+own\\s+for\\s+what\\s+only\\s+they\\s+use:\\s+(.*?)\\.\\s").FindStringSubmatch(doc)
+	if said == nil {
+		t.Fatal("ARCHITECTURE.md's sentence on the other internal/ trees not found")
+	}
+	var named []string
+	for _, m := range regexp.MustCompile("`([a-z/]+)/internal/[a-z]+`").FindAllStringSubmatch(said[1], -1) {
+		named = append(named, m[1])
+		if !parents[m[1]] {
+			t.Errorf("ARCHITECTURE.md says %s keeps an internal/ of its own; it has none", m[1])
+		}
+	}
+	if len(named) != len(parents) {
+		t.Errorf("ARCHITECTURE.md names %v as keeping an internal/ of their own; the module has %v", named, parents)
+	}
+}
+
 // TestDocs_kubernetesLabels: docs/kubernetes.md's table names every label a captured node's golden
 // label set holds (host/driver/testdata/labels), and each label it names is in one of them unless
 // its row says it is not written; its example of several models is that node's.
