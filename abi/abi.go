@@ -5,15 +5,27 @@
 package abi
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
 )
 
-// Version is the plugin ABI version. The host refuses a plugin that reports another one.
-const Version = 1
+// Version is the plugin ABI version. The host refuses a plugin that reports another one, saying
+// what to do (VersionAdvice). Version 2: a candidate is its path alone (version 1's found_via and
+// note were never read), and a response names the inputs it passed over (Response.Ignored).
+const Version = 2
 
-// Export and import names of version 1. A plugin is a WASI preview-1 reactor that exports
+// VersionAdvice says what to do about a plugin that reports ABI version plugin, not Version: an
+// older plugin is rebuilt with this SDK, a newer one needs a newer pathfinder.
+func VersionAdvice(plugin int) string {
+	if plugin > Version {
+		return fmt.Sprintf("the plugin is newer than this pathfinder: upgrade pathfinder, or use a build of the plugin for abi version %d", Version)
+	}
+	return fmt.Sprintf("the plugin was built for an older pathfinder: rebuild it with this pathfinder's SDK (abi version %d, docs/abi.md)", Version)
+}
+
+// Export and import names of version 2. A plugin is a WASI preview-1 reactor that exports
 // ExportVersion, ExportAlloc and ExportSearch (ExportDescribe is optional) and may import
 // ImportLog from module ImportModule.
 const (
@@ -261,11 +273,15 @@ func (p Platform) expand(dirs []string) []string {
 // Root is a directory the host granted to a step, read-only, mounted at its host path.
 type Root struct {
 	Path string `json:"path"`
-	Role string `json:"role,omitempty"` // RoleSitePackages, or "env:NAME" for a directory named by env var NAME
+	Role string `json:"role,omitempty"` // one of the Role* below; "" for a directory the config names
 }
 
-// RoleSitePackages marks a granted Python site-packages directory. The host orders them.
-const RoleSitePackages = "site-packages"
+// The roles of granted roots.
+const (
+	RoleSitePackages = "site-packages" // a Python site-packages directory (@site-packages), in the host's order
+	RoleCanaryRoot   = "canary-root"   // the toolkit root of a canary library the loader finds (@canary-roots)
+	RoleEnvPrefix    = "env:"          // "env:NAME": the directory variable NAME names ($NAME, @install-root-env-vars)
+)
 
 // Request is what the host sends to a step.
 type Request struct {
@@ -279,18 +295,28 @@ type Request struct {
 	Options  map[string]string `json:"options,omitempty"`
 }
 
-// Response is what a step returns: candidates in the order it prefers them, and what it tried.
+// Response is what a step returns: candidates in the order it prefers them, what it tried, and the
+// inputs it was granted but passed over.
 type Response struct {
-	Candidates []Candidate `json:"candidates,omitempty"`
-	Tried      []Attempt   `json:"tried,omitempty"`
-	Error      string      `json:"error,omitempty"` // the step could not search at all
+	Candidates []Candidate  `json:"candidates,omitempty"`
+	Tried      []Attempt    `json:"tried,omitempty"`
+	Ignored    []IgnoredVar `json:"ignored,omitempty"`
+	Error      string       `json:"error,omitempty"` // the step could not search at all
 }
 
-// Candidate is a file a step proposes. The host validates it before anything uses it.
+// Candidate is a file a step proposes. The host validates it before anything uses it, and labels
+// it (found_via) from the granted directory it lies in: a step's own word on that is never taken.
 type Candidate struct {
-	Path     string `json:"path"`
-	FoundVia string `json:"found_via"`
-	Note     string `json:"note,omitempty"`
+	Path string `json:"path"`
+}
+
+// IgnoredVar is a granted variable a step passed over by its own rule, and why: envroots reads
+// CUDA_HOME only when CUDA_PATH is unset. The host names it (doctor, a not-found error) with the
+// variable's value; it names a granted variable that is unusable in itself (relative, missing) on
+// its own, so a step reports only what its rule set aside.
+type IgnoredVar struct {
+	Var    string `json:"var"`
+	Reason string `json:"reason"`
 }
 
 // Attempt is a place a step looked at without finding what it wanted, and why.

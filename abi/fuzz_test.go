@@ -120,8 +120,8 @@ func FuzzRequest(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"abi":2,"step":"wheels"}`))
-	f.Add([]byte(`{"abi":1,"step":"nope","entry":"nope"}`))
-	f.Add([]byte(`{"abi":1,"step":"programfiles","kind":"dynamic-lib","platform":{"os":"windows","arch":"amd64"},"library":{"name":"x","windows_dlls":["cudnn64_9.dll"],"program_files_dirs_windows":["NVIDIA/CUDNN/v9.*/bin/*/{triple}","../..","/abs","NVIDIA/[","NVIDIA\\CUDNN"]}}`))
+	f.Add([]byte(`{"abi":2,"step":"nope","entry":"nope"}`))
+	f.Add([]byte(`{"abi":2,"step":"programfiles","kind":"dynamic-lib","platform":{"os":"windows","arch":"amd64"},"library":{"name":"x","windows_dlls":["cudnn64_9.dll"],"program_files_dirs_windows":["NVIDIA/CUDNN/v9.*/bin/*/{triple}","../..","/abs","NVIDIA/[","NVIDIA\\CUDNN"]}}`))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var req abi.Request

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#define ABI_VERSION 1
+#define ABI_VERSION 2
 #define EXPORT_VERSION "pathfinder_abi_version"
 #define EXPORT_ALLOC "pathfinder_alloc"
 #define EXPORT_SEARCH "pathfinder_search"
@@ -96,8 +96,6 @@ typedef struct {
 // abi.Candidate
 typedef struct {
 	const char *path;
-	const char *found_via;
-	const char *note;
 } candidate;
 
 // abi.Attempt
@@ -106,12 +104,20 @@ typedef struct {
 	const char *reason;
 } attempt;
 
+// abi.IgnoredVar
+typedef struct {
+	const char *var;
+	const char *reason;
+} ignoredvar;
+
 // abi.Response
 typedef struct {
 	candidate *candidates;
 	int ncandidates, capcandidates;
 	attempt *tried;
 	int ntried, captried;
+	ignoredvar *ignored;
+	int nignored, capignored;
 	const char *error;
 } response;
 
@@ -140,7 +146,6 @@ void encode_description(buffer *o, const description *v);
 #define TEXT_NOT_SET "not set"
 const char *text_and_more(long long a1); // ", and %d more"
 const char *text_bad_request(const char *a1); // "bad request: %s"
-const char *text_holds(const char *a1); // "holds %s"
 const char *text_host_answered(long long a1); // "host answered %d"
 const char *text_it_holds(const char *a1); // "; it holds %s"
 const char *text_no_such_search(const char *a1); // "no search named %q in this plugin"

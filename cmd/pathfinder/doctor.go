@@ -93,7 +93,7 @@ type libAnswer struct {
 func gatherDoctor(ctx context.Context, f *host.Finder, report *driver.Report, pid int, getenv func(string) string) *doctorFacts {
 	d := &doctorFacts{
 		version: versionString(), platform: f.Platform(), configFiles: f.Inspect().ConfigFiles(), sites: f.Inspect().SitePackages(),
-		getenv: getenv, pid: pid, ignored: f.Inspect().IgnoredInputs(), report: report,
+		getenv: getenv, pid: pid, report: report,
 	}
 	infos := f.Libraries(host.DynamicLib)
 	d.libs = make([]libAnswer, len(infos))
@@ -108,7 +108,8 @@ func gatherDoctor(ctx context.Context, f *host.Finder, report *driver.Report, pi
 		}
 	}
 	d.compat = f.Compatibility()
-	d.cache = f.Inspect().Cache() // after the searches: what writing their answers met
+	d.cache = f.Inspect().Cache()           // after the searches: what writing their answers met
+	d.ignored = f.Inspect().IgnoredInputs() // after the searches: what their steps passed over
 	if pid > 0 {
 		d.maps, d.mapsErr = readMaps(pid)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // Plugin is a configured plugin step.
@@ -88,10 +87,10 @@ func (p *Plugin) Code() ([]byte, error) {
 		return nil, fmt.Errorf("%s: %v", p.Source.File, observe.Cause(err))
 	}
 	defer f.Close()
-	if fi.Size() > wasm.MaxModuleBytes {
-		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit on a module", p.Source.File, fi.Size(), wasm.MaxModuleBytes)
+	if fi.Size() > abi.MaxModuleBytes {
+		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit on a module", p.Source.File, fi.Size(), abi.MaxModuleBytes)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, wasm.MaxModuleBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, abi.MaxModuleBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", p.Source.File, observe.Cause(err))
 	}
@@ -104,7 +103,7 @@ func (p *Plugin) Code() ([]byte, error) {
 func (p *Plugin) DescribeProblems(d *abi.Description, cat *catalog.Catalog) []error {
 	var out []error
 	if d.ABI != abi.Version {
-		out = append(out, fmt.Errorf("describes itself as ABI %d: host %d, plugin %d", d.ABI, abi.Version, d.ABI))
+		out = append(out, fmt.Errorf("describes itself as ABI %d: host %d, plugin %d: %s", d.ABI, abi.Version, d.ABI, abi.VersionAdvice(d.ABI)))
 	}
 	if p.Source.Builtin != "" {
 		return out // one module for every builtin step: its description is theirs together

@@ -39,6 +39,8 @@ type Entry struct {
 	// observations are not repeated in Seen (SplitDiscovery).
 	Sites string                `json:"sites,omitempty"`
 	Seen  []observe.Observation `json:"seen"`
+	// Ignored is what the search's steps said they passed over (a CUDA_HOME that CUDA_PATH hides).
+	Ignored []Ignored `json:"ignored,omitempty"`
 }
 
 // Library is a library found, as host.Library.
@@ -68,6 +70,14 @@ type Error struct {
 type Attempt struct {
 	Step   string `json:"step"`
 	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Ignored is a variable a step passed over, as host.IgnoredInput, with the step.
+type Ignored struct {
+	Step   string `json:"step"`
+	Name   string `json:"name"`
+	Value  string `json:"value"`
 	Reason string `json:"reason"`
 }
 

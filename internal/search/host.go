@@ -144,6 +144,7 @@ type Engine struct {
 	resolved sync.Map                // library name -> resolved: what the loader model says, for canaries
 	broad    sync.Map                // overBroad's verdicts, by directory and what it is
 	regrants sync.Map                // revalidate's grants, by plugin and the entry's own grant inputs
+	ignored  stepsIgnored            // what the searches' steps said they passed over (under mu), for IgnoredInputs
 	// closed is set by Close: a call that finds it set after its search gives ErrClosed instead.
 	closed   atomic.Bool
 	calls    int       // calls running (under mu): the last one out of a closed Engine releases it

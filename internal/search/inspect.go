@@ -42,8 +42,16 @@ func (i inspector) Cache() inspect.Cache {
 	return c
 }
 
+// IgnoredInputs is what the Engine's settings pass over, and what its searches' steps said they
+// passed over: read it after the searches.
 func (i inspector) IgnoredInputs() []IgnoredInput {
-	return i.f.ignoredFor(nil)
+	i.f.mu.Lock()
+	reported := stepsIgnored{}
+	for step, ins := range i.f.ignored {
+		reported.add(step, ins...)
+	}
+	i.f.mu.Unlock()
+	return i.f.ignoredFor(nil, reported)
 }
 
 func (i inspector) FileNames(kind Kind, name string) []string {

@@ -50,6 +50,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 	r := &run{f: f, ctx: ctx, e: e, mode: mode, rec: &observe.Recorder{}, check: check}
 	ex.Compatibility = check.trace()
 	defer func() {
+		f.rememberIgnored(ignoredBy(ex.Steps))
 		valid, seen = r.valid, r.rec.List()
 		if r.rec.Volatile() {
 			seen = nil // nothing to re-check it by: never cached
@@ -130,7 +131,7 @@ func (r *run) takeKept(ex *Explanation, k *keptCandidate) *LoadedLibrary {
 // would not load, a file found but refused, or nothing found at all.
 func (r *run) failure(ex *Explanation) error {
 	se := &SearchError{Name: ex.Name, Kind: ex.Kind, Err: ErrNotFound, Platform: r.f.platform,
-		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e)}
+		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e, ignoredBy(ex.Steps))}
 	for _, st := range ex.Steps {
 		if st.Outcome == OutcomeFailed && st.Detail != "" {
 			se.Failed = append(se.Failed, Attempt{Step: st.Step, Reason: st.Detail})
@@ -250,6 +251,11 @@ func (r *run) plugin(st *StepTrace) *LoadedLibrary {
 		return nil
 	}
 	st.Tried = hostTried(g.dirs.Paths, st.Step, resp.Tried)
+	for _, in := range resp.Ignored {
+		if _, granted := g.wasm.Env[in.Var]; granted { // a step passes over only what it was given
+			st.Ignored = append(st.Ignored, IgnoredInput{Name: in.Var, Value: r.f.getenv(in.Var), Reason: in.Reason})
+		}
+	}
 	for i, a := range resp.Tried {
 		// The sandbox shows nothing outside the step's grants: what a plugin says of such a path
 		// (no such directory) is not what is on the machine.

@@ -26,6 +26,6 @@ void search_canary(const request *rq, response *rs) {
 			continue;
 		}
 		logf_(cat("canary ", name, " at ", p, ": toolkit root ", root, NULL));
-		find(rq, rs, under(root, anchor_dirs(rq)), "system-ctk-root");
+		find(rq, rs, under(root, anchor_dirs(rq)));
 	}
 }

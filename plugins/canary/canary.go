@@ -14,7 +14,7 @@ import (
 var Plugin = abi.Plugin{Name: "canary", Version: "1", Search: Search}
 
 // Search resolves each canary of the descriptor through the host (nothing is loaded) and searches the
-// toolkit root it lives in. found_via is "system-ctk-root".
+// toolkit root it lives in.
 func Search(env abi.Env, req *abi.Request) *abi.Response {
 	resp := &abi.Response{}
 	lib := &req.Library
@@ -38,7 +38,7 @@ func Search(env abi.Env, req *abi.Request) *abi.Response {
 		for _, rel := range lib.AnchorDirs(req.Platform) {
 			dirs = append(dirs, path.Join(root, rel))
 		}
-		abi.Find(env, req, resp, dirs, "system-ctk-root")
+		abi.Find(env, req, resp, dirs)
 	}
 	return resp
 }

@@ -50,7 +50,7 @@ func FuzzProgramFilesMatchReference(f *testing.F) {
 		env := map[string]string{"ProgramW6432": root}
 		g := rt.Guest(t, env)
 		defer g.Module.Close(context.Background())
-		req := &abi.Request{ABI: 1, Step: "programfiles", Entry: "programfiles", Kind: abi.KindDynamicLib, Platform: abi.Platform{OS: "windows", Arch: "amd64"},
+		req := &abi.Request{ABI: abi.Version, Step: "programfiles", Entry: "programfiles", Kind: abi.KindDynamicLib, Platform: abi.Platform{OS: "windows", Arch: "amd64"},
 			Library: abi.Descriptor{Name: "cudnn", WindowsDLLs: []string{"cudnn64_9.dll"}, ProgramFilesDirsWindows: []string{glob, "NVIDIA/CUDNN/*"}}}
 		want, wantLog := steptest.Reference(req, env, nil)
 		got, gotLog := g.Search(t, req, nil)

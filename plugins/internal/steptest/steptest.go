@@ -356,6 +356,13 @@ func compare(t *testing.T, step string, seed uint64, opt Options) {
 	homeOnly["ProgramFiles"] = full["ProgramW6432"]
 	relative := without()
 	relative["CONDA_PREFIX"], relative["CUDA_PATH"], relative["ProgramW6432"] = "conda", "cuda", "pf"
+	// A CUDA_HOME beside CUDA_PATH: through a link to its directory (not passed over), and beside a
+	// relative CUDA_PATH (passed over).
+	link := filepath.Join(dir, "cuda-link")
+	if err := os.Symlink(full["CUDA_PATH"], link); err != nil {
+		t.Fatal(err)
+	}
+	full["CUDA_HOME"], relative["CUDA_HOME"] = link, filepath.Join(dir, "conda")
 	envs := []map[string]string{full, homeOnly, relative, {}}
 	rt := NewRuntime(t, dir)
 	var guests []Guest
@@ -423,8 +430,8 @@ func PackLibrary(t testing.TB, kind abi.Kind, name string) abi.Descriptor {
 
 // WantBoth runs req through p (the Go reference) and through the builtin module's C of the same step,
 // over the real tree under dir, and fails the test unless each proposes exactly want (paths relative
-// to dir, in order), each found via label. A step's table tests hold both forms to the same answer.
-func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *abi.Request, label string, want []string) {
+// to dir, in order). A step's table tests hold both forms to the same answer.
+func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *abi.Request, want []string) {
 	t.Helper()
 	CheckModule(t, p.Name)
 	Register(p)
@@ -432,18 +439,14 @@ func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req
 	paths := func(r *abi.Response) []string {
 		var out []string
 		for _, c := range r.Candidates {
-			out = append(out, strings.TrimPrefix(c.Path, dir)+"="+c.FoundVia)
+			out = append(out, strings.TrimPrefix(c.Path, dir))
 		}
 		return out
 	}
 	ref, _ := Reference(req, env, nil)
 	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req, nil)
-	var wantVia []string
-	for _, w := range want {
-		wantVia = append(wantVia, w+"="+label)
-	}
-	if goGot, cGot := paths(ref), paths(got); !slices.Equal(goGot, wantVia) || !slices.Equal(cGot, wantVia) {
-		t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, wantVia)
+	if goGot, cGot := paths(ref), paths(got); !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
+		t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
 	}
 }
 
