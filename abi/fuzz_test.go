@@ -9,9 +9,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/BurntSushi/toml"
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/plugins/canary"
 	"github.com/pathfinder-dev/pathfinder/plugins/conda"
 	"github.com/pathfinder-dev/pathfinder/plugins/envroots"
@@ -89,17 +89,14 @@ func FuzzRequest(f *testing.F) {
 			}
 		}
 	}
-	var pack map[string][]abi.Descriptor
-	if _, err := toml.Decode(string(builtin.NVIDIAPack()), &pack); err != nil {
+	pack, err := catalog.New(catalog.Pack{Name: "nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
 		f.Fatal(err)
 	}
 	n := 0
-	for _, k := range []struct {
-		table string
-		kind  abi.Kind
-	}{{"library", abi.KindDynamicLib}, {"header", abi.KindHeaderDir}, {"binary", abi.KindBinary}, {"static_lib", abi.KindStaticLib}, {"bitcode", abi.KindBitcode}} {
-		for _, lib := range pack[k.table] {
-			add(n, k.kind, lib)
+	for _, k := range catalog.Kinds {
+		for _, lib := range pack.Descriptors(k.Kind) {
+			add(n, k.Kind, lib)
 			n++
 		}
 	}

@@ -22,7 +22,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/BurntSushi/toml"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -120,18 +119,15 @@ var kinds = []abi.Kind{abi.KindDynamicLib, abi.KindHeaderDir, abi.KindBinary, ab
 
 // PackDescriptors returns every descriptor of the builtin pack with its kind.
 func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Descriptor {
-	var pack struct {
-		Library   []abi.Descriptor `toml:"library"`
-		Header    []abi.Descriptor `toml:"header"`
-		Binary    []abi.Descriptor `toml:"binary"`
-		StaticLib []abi.Descriptor `toml:"static_lib"`
-		Bitcode   []abi.Descriptor `toml:"bitcode"`
-	}
-	if _, err := toml.Decode(string(builtin.NVIDIAPack()), &pack); err != nil {
+	c, err := catalog.New(catalog.Pack{Name: "nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return map[abi.Kind][]abi.Descriptor{abi.KindDynamicLib: pack.Library, abi.KindHeaderDir: pack.Header,
-		abi.KindBinary: pack.Binary, abi.KindStaticLib: pack.StaticLib, abi.KindBitcode: pack.Bitcode}
+	out := map[abi.Kind][]abi.Descriptor{}
+	for _, k := range kinds {
+		out[k] = c.Descriptors(k)
+	}
+	return out
 }
 
 // compiled is shared by every Runtime of a test binary: the module is compiled once.
