@@ -155,9 +155,14 @@ func (f *Engine) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 					g.note(fmt.Sprintf("canary %q: %v", c, err))
 					continue
 				}
-				if root, ok := paths.ToolkitRoot(lib); ok {
-					add(root, abi.RoleCanaryRoot, p.FoundViaFor(r, ""))
+				// The one place a canary's root is worked out: the step searches what is granted here.
+				root, ok := paths.ToolkitRoot(lib)
+				if !ok {
+					g.note(fmt.Sprintf("canary %s at %s is not in a toolkit layout (lib64, lib, targets/<triple>/lib, bin): no root to derive", c, lib))
+					continue
 				}
+				g.note(fmt.Sprintf("canary %s at %s: toolkit root %s", c, lib, root))
+				add(root, abi.RoleCanaryRoot, p.FoundViaFor(r, ""))
 			}
 		case config.GrantSitePackages:
 			// Each site with where it comes from, and the ones Python's rules leave out with why.

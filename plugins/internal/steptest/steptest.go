@@ -31,13 +31,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
 
-// Options says what a step needs beyond a tree and variables.
-type Options struct {
-	// SystemResolve: the step asks the host where the OS loader finds a library; it is run once
-	// more under each answer the test knows (a toolkit layout, none, not found, not granted).
-	SystemResolve bool
-}
-
 // Platforms are the platforms every step is compared on.
 var Platforms = platforms()
 
@@ -51,11 +44,11 @@ func platforms() []abi.Platform {
 }
 
 // MatchReference compares the builtin module's p.Name with p over two random universes.
-func MatchReference(t *testing.T, p abi.Plugin, opt Options) {
+func MatchReference(t *testing.T, p abi.Plugin) {
 	CheckModule(t, p.Name)
 	Register(p)
 	for seed := range uint64(2) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { compare(t, p.Name, seed, opt) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { compare(t, p.Name, seed) })
 	}
 }
 
@@ -201,8 +194,8 @@ func (r *Runtime) Guest(t testing.TB, env map[string]string) Guest {
 }
 
 // Search runs one request in the guest and returns its response and log lines.
-func (g Guest) Search(t testing.TB, req *abi.Request, resolve func(string) (string, error)) (*abi.Response, []string) {
-	g.log, g.resolve = nil, resolve
+func (g Guest) Search(t testing.TB, req *abi.Request) (*abi.Response, []string) {
+	g.log = nil
 	in, _ := json.Marshal(req)
 	out := g.Raw(t, in)
 	var resp abi.Response
@@ -230,10 +223,10 @@ func (g Guest) Raw(t testing.TB, in []byte) []byte {
 
 // Reference runs the same request through the registered Go plugin, with the request and the
 // response encoded as they cross between a Go guest and the host (invalid UTF-8 becomes U+FFFD).
-func Reference(req *abi.Request, env map[string]string, resolve func(string) (string, error)) (*abi.Response, []string) {
+func Reference(req *abi.Request, env map[string]string) (*abi.Response, []string) {
 	var log []string
 	e := abi.Env{FS: os.DirFS("/"), Getenv: func(k string) string { return env[k] },
-		Logf: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }, SystemResolve: resolve}
+		Logf: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }}
 	var sent abi.Request
 	b, _ := json.Marshal(req)
 	json.Unmarshal(b, &sent)
@@ -335,7 +328,7 @@ func Universe(t testing.TB, seed uint64) (dir string, env map[string]string) {
 	return dir, env
 }
 
-func compare(t *testing.T, step string, seed uint64, opt Options) {
+func compare(t *testing.T, step string, seed uint64) {
 	dir, full := Universe(t, seed)
 	without := func(drop ...string) map[string]string {
 		m := map[string]string{}
@@ -366,39 +359,27 @@ func compare(t *testing.T, step string, seed uint64, opt Options) {
 		guests = append(guests, rt.Guest(t, env))
 	}
 
-	cuda := filepath.Join(dir, "cuda")
-	resolvers := map[string]func(string) (string, error){
-		"lib64":     func(n string) (string, error) { return path.Join(cuda, "lib64", n), nil },
-		"targets":   func(n string) (string, error) { return path.Join(cuda, "targets/x86_64-linux/lib", n), nil },
-		"bin/x64":   func(n string) (string, error) { return path.Join(cuda, "bin/x64", n), nil },
-		"no layout": func(n string) (string, error) { return path.Join(cuda, "share", n), nil },
-		"root":      func(n string) (string, error) { return "/" + n, nil },
-		"not found": func(string) (string, error) { return "", fmt.Errorf("the system loader would not find it") },
-		"denied":    func(string) (string, error) { return "", abi.ErrNotGranted },
-	}
-	sites := []abi.Root{{Path: path.Join(dir, "site1"), Role: abi.RoleSitePackages}, {Path: path.Join(dir, "other")}, {Path: path.Join(dir, "site2"), Role: abi.RoleSitePackages}}
+	// Roots of every role, each step taking its own: site-packages, one the config names, canary
+	// roots (a toolkit, and a conda prefix laid out as one).
+	roots := []abi.Root{{Path: path.Join(dir, "site1"), Role: abi.RoleSitePackages}, {Path: path.Join(dir, "other")},
+		{Path: path.Join(dir, "cuda"), Role: abi.RoleCanaryRoot}, {Path: path.Join(dir, "site2"), Role: abi.RoleSitePackages},
+		{Path: path.Join(dir, "conda"), Role: abi.RoleCanaryRoot}}
 	calls, found := 0, 0
 	descriptors := PackDescriptors(t)
 	for _, kind := range kinds {
 		for _, lib := range descriptors[kind] {
 			for _, p := range Platforms {
 				for e, env := range envs {
-					rs := map[string]func(string) (string, error){"": nil}
-					if opt.SystemResolve && e == 0 {
-						rs = resolvers
+					req := &abi.Request{ABI: abi.Version, Step: step, Entry: step, Kind: kind, Platform: p, Library: lib, Roots: roots}
+					if e == 3 {
+						req.Roots = nil
 					}
-					for rname, resolve := range rs {
-						req := &abi.Request{ABI: abi.Version, Step: step, Entry: step, Kind: kind, Platform: p, Library: lib, Roots: sites}
-						if e == 3 {
-							req.Roots = nil
-						}
-						want, wantLog := Reference(req, env, resolve)
-						got, gotLog := guests[e].Search(t, req, resolve)
-						calls++
-						found += len(got.Candidates)
-						if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotLog, wantLog) {
-							t.Fatalf("%s %s %q on %s, env %d, resolver %q:\nC:  %+v\n    log %q\nGo: %+v\n    log %q", step, kind, lib.Name, p, e, rname, got, gotLog, want, wantLog)
-						}
+					want, wantLog := Reference(req, env)
+					got, gotLog := guests[e].Search(t, req)
+					calls++
+					found += len(got.Candidates)
+					if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotLog, wantLog) {
+						t.Fatalf("%s %s %q on %s, env %d:\nC:  %+v\n    log %q\nGo: %+v\n    log %q", step, kind, lib.Name, p, e, got, gotLog, want, wantLog)
 					}
 				}
 			}
@@ -439,8 +420,8 @@ func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req
 		}
 		return out
 	}
-	ref, _ := Reference(req, env, nil)
-	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req, nil)
+	ref, _ := Reference(req, env)
+	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req)
 	if goGot, cGot := paths(ref), paths(got); !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
 		t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
 	}
