@@ -3,7 +3,6 @@ package abi_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"testing"
@@ -27,7 +26,7 @@ func init() {
 }
 
 // fuzzEnv is a machine with a wheel, a conda prefix, a toolkit, a cuDNN install and a Program Files
-// tree; cudart is where the system loader would find it.
+// tree; /cuda is the toolkit root the host would grant the canary step, where the loader finds cudart.
 var fuzzEnv = abi.Env{
 	FS: fstest.MapFS{
 		"site/nvidia/cu13/lib/libcudart.so.13":             {Data: []byte("\x7fELF")},
@@ -52,17 +51,12 @@ var fuzzEnv = abi.Env{
 			"ProgramW6432": "/pf", "CUDNN_PATH": "/cudnn", "NCCL_HOME": "relative/nccl"}[k]
 	},
 	Logf: func(string, ...any) {},
-	SystemResolve: func(name string) (string, error) {
-		if name == "cudart" {
-			return "/cuda/lib64/libcudart.so.13", nil
-		}
-		return "", errors.New("not found")
-	},
 }
 
 var fuzzRoots = []abi.Root{
 	{Path: "/site", Role: abi.RoleSitePackages}, {Path: "/conda", Role: "env:CONDA_PREFIX"},
 	{Path: "/cuda", Role: "env:CUDA_HOME"}, {Path: "/pf", Role: "env:ProgramW6432"}, {Path: "/nowhere", Role: abi.RoleSitePackages},
+	{Path: "/cuda", Role: abi.RoleCanaryRoot},
 }
 
 // FuzzRequest decodes any bytes as a request: what decodes must encode and decode to the same

@@ -18,6 +18,7 @@ const (
 	MaxLogLineBytes  = 4096     // what one call of ImportLog passes; the rest is cut
 	MaxOutputBytes   = 64 << 10 // what a plugin prints, on each of stdout and stderr
 	MaxResolveName   = 256      // the bytes of a name ImportSystemResolve reads
+	MaxIdleInstances = 4        // instances kept for reuse, per set of grants
 )
 
 // What a step gets when its configuration does not say: [plugin.NAME] memory and timeout.

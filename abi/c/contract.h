@@ -35,6 +35,7 @@
 #define MAX_LOG_LINE_BYTES 4096
 #define MAX_OUTPUT_BYTES 65536
 #define MAX_RESOLVE_NAME 256
+#define MAX_IDLE_INSTANCES 4
 #define MAX_LISTED 20
 #define KIND_DYNAMIC_LIB "dynamic-lib"
 #define KIND_HEADER_DIR "header-dir"

@@ -44,9 +44,6 @@ var ErrABIMismatch = errors.New("plugin abi version mismatch")
 // search of that bound compiles it again. The compile given up goes on in the background of this
 // one process until it ends; a process that exits, as the pathfinder command does, ends it.
 
-// maxIdle is how many idle instances a grant set keeps for concurrent callers.
-const maxIdle = 4
-
 // Engine compiles and caches modules. It is safe for concurrent use.
 type Engine struct {
 	// CompileTimeout, when set, bounds compiling one module instead of the timeout Load is given:
@@ -510,7 +507,7 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 		return nil, res, err
 	}
 	m.mu.Lock()
-	if len(m.idle[fp]) < maxIdle {
+	if len(m.idle[fp]) < abi.MaxIdleInstances {
 		m.idle[fp] = append(m.idle[fp], inst)
 		inst = nil
 	}

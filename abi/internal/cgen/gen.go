@@ -52,6 +52,7 @@ var constants = []struct {
 	{"MAX_LOG_LINE_BYTES", abi.MaxLogLineBytes},
 	{"MAX_OUTPUT_BYTES", abi.MaxOutputBytes},
 	{"MAX_RESOLVE_NAME", abi.MaxResolveName},
+	{"MAX_IDLE_INSTANCES", abi.MaxIdleInstances},
 	{"MAX_LISTED", abi.MaxListed},
 	{"KIND_DYNAMIC_LIB", abi.KindDynamicLib},
 	{"KIND_HEADER_DIR", abi.KindHeaderDir},
