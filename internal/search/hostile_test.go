@@ -155,7 +155,7 @@ func TestHostile_steps(t *testing.T) {
 		{name: "terminal escapes in everything it says", step: "hostile-text",
 			setup:   putLib(hostileRealLib),
 			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/lib/\x1b[2J/../libcudart.so.13"} }),
-			refused: "path contains a control character", check: hostilePrintable},
+			refused: "path contains a control character", check: hostileIgnoredGranted},
 		{name: "terminal escapes in its error", step: "hostile-error-text",
 			failed: `plugin "hostile-error-text": \x1b[2J\x1b[H\x1b]0;pwned\x07hidden\r\u202eevil\n→ /opt/evil`, check: hostilePrintable},
 		{name: "terminal escapes in its panic", step: "hostile-panic-text",
@@ -549,9 +549,21 @@ func hostilePrintable(t *testing.T, _ hostileDirs, ex *Explanation) {
 			check("found_via", c.FoundVia)
 			check("refusal", c.Refused)
 		}
+		for _, in := range st.Ignored {
+			check("ignored", in.String())
+		}
 	}
 	if err := ex.Err; err != nil {
 		check("error", err.Error())
+	}
+}
+
+// hostileIgnoredGranted checks what hostile-text says it passed over: its granted variable, named
+// with the host's value, and not the one it made up.
+func hostileIgnoredGranted(t *testing.T, d hostileDirs, ex *Explanation) {
+	hostilePrintable(t, d, ex)
+	if in := ex.Steps[0].Ignored; len(in) != 1 || in[0].Name != "HOSTILE_ROOT" || in[0].Value != d.root {
+		t.Errorf("ignored %+v; want HOSTILE_ROOT=%s alone", in, d.root)
 	}
 }
 
