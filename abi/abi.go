@@ -5,19 +5,27 @@
 package abi
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
 )
 
-// Version is the plugin ABI version. The host refuses a plugin that reports another one.
-const Version = 1
+// Version is the plugin ABI version. The host refuses a plugin that reports another one, saying
+// what to do (VersionAdvice). Version 2: a candidate is its path alone (version 1's found_via and
+// note were never read), and a response names the inputs it passed over (Response.Ignored).
+const Version = 2
 
-// MaxModuleBytes bounds a plugin module's size: the host refuses a larger one before compiling it.
-// A plugin built by Go is 2–4 MB.
-const MaxModuleBytes = 32 << 20
+// VersionAdvice says what to do about a plugin that reports ABI version plugin, not Version: an
+// older plugin is rebuilt with this SDK, a newer one needs a newer pathfinder.
+func VersionAdvice(plugin int) string {
+	if plugin > Version {
+		return fmt.Sprintf("the plugin is newer than this pathfinder: upgrade pathfinder, or use a build of the plugin for abi version %d", Version)
+	}
+	return fmt.Sprintf("the plugin was built for an older pathfinder: rebuild it with this pathfinder's SDK (abi version %d, docs/abi.md)", Version)
+}
 
-// Export and import names of version 1. A plugin is a WASI preview-1 reactor that exports
+// Export and import names of version 2. A plugin is a WASI preview-1 reactor that exports
 // ExportVersion, ExportAlloc and ExportSearch (ExportDescribe is optional) and may import
 // ImportLog from module ImportModule.
 const (
@@ -64,61 +72,62 @@ type Platform struct {
 
 func (p Platform) String() string { return p.OS + "/" + p.Arch }
 
-// Library is a descriptor, as a descriptor pack declares it: a dynamic library, or a header set, a
-// binary utility, a static or a bitcode library (the pack table says which). Field names follow
-// cuda.pathfinder's catalog. File names are listed newest first.
+// Descriptor is a library's description as the plugin wire carries it: a dynamic library, or a header
+// set, a binary utility, a static or a bitcode library (the request's kind says which). Field names
+// follow cuda.pathfinder's catalog. File names are listed newest first. A descriptor pack spells it
+// in TOML (internal/catalog's packDescriptor, the same fields with the pack's keys).
 type Descriptor struct {
-	Name         string   `json:"name" toml:"name"`
-	PackagedWith string   `json:"packaged_with" toml:"packaged_with"` // "ctk", "other" or "driver"
-	LinuxSonames []string `json:"linux_sonames,omitempty" toml:"linux_sonames"`
-	WindowsDLLs  []string `json:"windows_dlls,omitempty" toml:"windows_dlls"`
+	Name         string   `json:"name"`
+	PackagedWith string   `json:"packaged_with"` // "ctk", "other" or "driver"
+	LinuxSonames []string `json:"linux_sonames,omitempty"`
+	WindowsDLLs  []string `json:"windows_dlls,omitempty"`
 	// SupportedWindowsArch are the Windows architectures ("x64", "arm64", as Platform.Triple names
 	// them) the Windows files exist for; none declared means every one (cuDLA is arm64 only).
-	SupportedWindowsArch []string `json:"supported_windows_arch,omitempty" toml:"supported_windows_arch"`
-	LinuxFiles           []string `json:"linux_files,omitempty" toml:"linux_files"`     // other kinds: the header that marks the directory, the binary, the archive, the bitcode file
-	WindowsFiles         []string `json:"windows_files,omitempty" toml:"windows_files"` // the same on Windows ("nvcc.exe", "cudadevrt.lib")
-	CondaRelDirsLinux    []string `json:"conda_rel_dirs_linux,omitempty" toml:"conda_rel_dirs_linux"`
-	CondaRelDirsWindows  []string `json:"conda_rel_dirs_windows,omitempty" toml:"conda_rel_dirs_windows"`
+	SupportedWindowsArch []string `json:"supported_windows_arch,omitempty"`
+	LinuxFiles           []string `json:"linux_files,omitempty"`   // other kinds: the header that marks the directory, the binary, the archive, the bitcode file
+	WindowsFiles         []string `json:"windows_files,omitempty"` // the same on Windows ("nvcc.exe", "cudadevrt.lib")
+	CondaRelDirsLinux    []string `json:"conda_rel_dirs_linux,omitempty"`
+	CondaRelDirsWindows  []string `json:"conda_rel_dirs_windows,omitempty"`
 	// CondaRelDirsWindowsArm64, when declared, replace CondaRelDirsWindows on windows/arm64.
-	CondaRelDirsWindowsArm64 []string `json:"conda_rel_dirs_windows_arm64,omitempty" toml:"conda_rel_dirs_windows_arm64"`
-	SitePackagesLinux        []string `json:"site_packages_linux,omitempty" toml:"site_packages_linux"`
-	SitePackagesWindows      []string `json:"site_packages_windows,omitempty" toml:"site_packages_windows"`
+	CondaRelDirsWindowsArm64 []string `json:"conda_rel_dirs_windows_arm64,omitempty"`
+	SitePackagesLinux        []string `json:"site_packages_linux,omitempty"`
+	SitePackagesWindows      []string `json:"site_packages_windows,omitempty"`
 	// SitePackagesWindowsArm64, when declared, replace SitePackagesWindows on windows/arm64: CUDA 13
 	// wheels keep each architecture's DLLs apart (nvidia/cu13/bin/x86_64, nvidia/cu13/bin/arm64) and
 	// CUDA 12 component wheels are x64 only.
-	SitePackagesWindowsArm64 []string `json:"site_packages_windows_arm64,omitempty" toml:"site_packages_windows_arm64"`
-	AnchorRelDirsLinux       []string `json:"anchor_rel_dirs_linux,omitempty" toml:"anchor_rel_dirs_linux"`
-	AnchorRelDirsWindows     []string `json:"anchor_rel_dirs_windows,omitempty" toml:"anchor_rel_dirs_windows"`
-	InstallRootEnvVars       []string `json:"install_root_env_vars,omitempty" toml:"install_root_env_vars"`
-	InstallRootRelDirs       []string `json:"install_root_rel_dirs,omitempty" toml:"install_root_rel_dirs"`
+	SitePackagesWindowsArm64 []string `json:"site_packages_windows_arm64,omitempty"`
+	AnchorRelDirsLinux       []string `json:"anchor_rel_dirs_linux,omitempty"`
+	AnchorRelDirsWindows     []string `json:"anchor_rel_dirs_windows,omitempty"`
+	InstallRootEnvVars       []string `json:"install_root_env_vars,omitempty"`
+	InstallRootRelDirs       []string `json:"install_root_rel_dirs,omitempty"`
 	// InstallRootRelDirsWindows, when declared, replace InstallRootRelDirs on Windows, and
 	// InstallRootRelDirsWindowsArm64 those on windows/arm64: cuda.pathfinder's
 	// install_root_env_rel_dirs_windows, per architecture (cuDNN's CUDNN_PATH: bin on x64, bin/arm64).
-	InstallRootRelDirsWindows      []string `json:"install_root_rel_dirs_windows,omitempty" toml:"install_root_rel_dirs_windows"`
-	InstallRootRelDirsWindowsArm64 []string `json:"install_root_rel_dirs_windows_arm64,omitempty" toml:"install_root_rel_dirs_windows_arm64"`
-	Dependencies                   []string `json:"dependencies,omitempty" toml:"dependencies"`
-	OptionalDependencies           []string `json:"optional_dependencies,omitempty" toml:"optional_dependencies"`
-	CanaryAnchors                  []string `json:"ctk_root_canary_anchor_libnames,omitempty" toml:"ctk_root_canary_anchor_libnames"`
-	RequiresAddDLLDirectory        bool     `json:"requires_add_dll_directory,omitempty" toml:"requires_add_dll_directory"`
-	RequiresRTLDDeepbind           bool     `json:"requires_rtld_deepbind,omitempty" toml:"requires_rtld_deepbind"`
+	InstallRootRelDirsWindows      []string `json:"install_root_rel_dirs_windows,omitempty"`
+	InstallRootRelDirsWindowsArm64 []string `json:"install_root_rel_dirs_windows_arm64,omitempty"`
+	Dependencies                   []string `json:"dependencies,omitempty"`
+	OptionalDependencies           []string `json:"optional_dependencies,omitempty"`
+	CanaryAnchors                  []string `json:"ctk_root_canary_anchor_libnames,omitempty"`
+	RequiresAddDLLDirectory        bool     `json:"requires_add_dll_directory,omitempty"`
+	RequiresRTLDDeepbind           bool     `json:"requires_rtld_deepbind,omitempty"`
 	// ProgramFilesDirsWindows are globs, relative to the Program Files directory, of the directories
 	// that hold the files ("NVIDIA/CUDNN/v9.*/bin/*/{triple}"); the programfiles step walks them.
-	ProgramFilesDirsWindows []string `json:"program_files_dirs_windows,omitempty" toml:"program_files_dirs_windows"`
+	ProgramFilesDirsWindows []string `json:"program_files_dirs_windows,omitempty"`
 	// CUDAMajors is the CUDA major each declared file name belongs to, for the names that belong to
 	// exactly one ("libcufft.so.11": "12", "libcufft.so.12": "13"); VersionedAsCUDA says the
 	// library's own version is its toolkit's (cudart 12.4.127 is CUDA 12.4, cufft 11.2.1.3 is not).
 	// They date what a search found (internal/cudaversion), which only the host does: json:"-" keeps
 	// them off the plugin wire, so the request a plugin decodes stays as it is.
-	CUDAMajors      map[string]string `json:"-" toml:"cuda_majors"`
-	VersionedAsCUDA bool              `json:"-" toml:"versioned_as_cuda"`
+	CUDAMajors      map[string]string `json:"-"`
+	VersionedAsCUDA bool              `json:"-"`
 	// Companions name the entries, of any kind, whose answers must be of this one's CUDA major.minor,
 	// besides those of its own name (nvrtc's headers with nvrtc): libdevice's bitcode with nvvm.
 	// The host's compatibility check reads them; like the two above they stay off the plugin wire.
-	Companions []string `json:"-" toml:"companions"`
+	Companions []string `json:"-"`
 	// CompanionFiles are files the library loads from its own directory, named for its CUDA
 	// major.minor ("{cuda}": "libnvrtc-builtins.so.{cuda}"): beside a dated candidate, such a file of
 	// another CUDA alone means the library fails where it needs it.
-	CompanionFiles []string `json:"-" toml:"companion_files"`
+	CompanionFiles []string `json:"-"`
 }
 
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic
@@ -265,11 +274,15 @@ func (p Platform) expand(dirs []string) []string {
 // Root is a directory the host granted to a step, read-only, mounted at its host path.
 type Root struct {
 	Path string `json:"path"`
-	Role string `json:"role,omitempty"` // RoleSitePackages, or "env:NAME" for a directory named by env var NAME
+	Role string `json:"role,omitempty"` // one of the Role* below; "" for a directory the config names
 }
 
-// RoleSitePackages marks a granted Python site-packages directory. The host orders them.
-const RoleSitePackages = "site-packages"
+// The roles of granted roots.
+const (
+	RoleSitePackages = "site-packages" // a Python site-packages directory (@site-packages), in the host's order
+	RoleCanaryRoot   = "canary-root"   // the toolkit root of a canary library the loader finds (@canary-roots)
+	RoleEnvPrefix    = "env:"          // "env:NAME": the directory variable NAME names ($NAME, @install-root-env-vars)
+)
 
 // Request is what the host sends to a step.
 type Request struct {
@@ -283,18 +296,28 @@ type Request struct {
 	Options  map[string]string `json:"options,omitempty"`
 }
 
-// Response is what a step returns: candidates in the order it prefers them, and what it tried.
+// Response is what a step returns: candidates in the order it prefers them, what it tried, and the
+// inputs it was granted but passed over.
 type Response struct {
-	Candidates []Candidate `json:"candidates,omitempty"`
-	Tried      []Attempt   `json:"tried,omitempty"`
-	Error      string      `json:"error,omitempty"` // the step could not search at all
+	Candidates []Candidate  `json:"candidates,omitempty"`
+	Tried      []Attempt    `json:"tried,omitempty"`
+	Ignored    []IgnoredVar `json:"ignored,omitempty"`
+	Error      string       `json:"error,omitempty"` // the step could not search at all
 }
 
-// Candidate is a file a step proposes. The host validates it before anything uses it.
+// Candidate is a file a step proposes. The host validates it before anything uses it, and labels
+// it (found_via) from the granted directory it lies in: a step's own word on that is never taken.
 type Candidate struct {
-	Path     string `json:"path"`
-	FoundVia string `json:"found_via"`
-	Note     string `json:"note,omitempty"`
+	Path string `json:"path"`
+}
+
+// IgnoredVar is a granted variable a step passed over by its own rule, and why: envroots reads
+// CUDA_HOME only when CUDA_PATH is unset. The host names it (doctor, a not-found error) with the
+// variable's value; it names a granted variable that is unusable in itself (relative, missing) on
+// its own, so a step reports only what its rule set aside.
+type IgnoredVar struct {
+	Var    string `json:"var"`
+	Reason string `json:"reason"`
 }
 
 // Attempt is a place a step looked at without finding what it wanted, and why.

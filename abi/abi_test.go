@@ -93,7 +93,7 @@ func TestFind_holding(t *testing.T) {
 	}
 	req := &Request{Kind: KindStaticLib, Platform: Platform{OS: "linux", Arch: "amd64"}, Library: Descriptor{LinuxFiles: []string{"libcudadevrt.a"}}}
 	resp := &Response{}
-	Find(Env{FS: files}, req, resp, []string{"/cuda/lib64", "/empty", "/crowded", "/none"}, "CUDA_PATH")
+	Find(Env{FS: files}, req, resp, []string{"/cuda/lib64", "/empty", "/crowded", "/none"})
 	want := []Attempt{
 		{"/cuda/lib64", "none of libcudadevrt.a; it holds README.txt"},
 		{"/empty", "none of libcudadevrt.a; it is empty"},

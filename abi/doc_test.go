@@ -13,7 +13,7 @@ func Example() {
 	search := func(env abi.Env, req *abi.Request) *abi.Response {
 		resp := &abi.Response{}
 		root := env.Lookupenv("OPT_CUDA")
-		abi.Find(env, req, resp, []string{root + "/lib64"}, "OPT_CUDA")
+		abi.Find(env, req, resp, []string{root + "/lib64"})
 		return resp
 	}
 	env := abi.Env{
@@ -28,7 +28,7 @@ func Example() {
 	}
 	resp := search(env, req)
 	for _, c := range resp.Candidates {
-		fmt.Println(c.Path, c.FoundVia)
+		fmt.Println(c.Path)
 	}
-	// Output: /opt/cuda/lib64/libcudart.so.13 OPT_CUDA
+	// Output: /opt/cuda/lib64/libcudart.so.13
 }

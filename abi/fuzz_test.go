@@ -3,15 +3,14 @@ package abi_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"testing"
 	"testing/fstest"
 
-	"github.com/BurntSushi/toml"
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/plugins/canary"
 	"github.com/pathfinder-dev/pathfinder/plugins/conda"
 	"github.com/pathfinder-dev/pathfinder/plugins/envroots"
@@ -27,7 +26,7 @@ func init() {
 }
 
 // fuzzEnv is a machine with a wheel, a conda prefix, a toolkit, a cuDNN install and a Program Files
-// tree; cudart is where the system loader would find it.
+// tree; /cuda is the toolkit root the host would grant the canary step, where the loader finds cudart.
 var fuzzEnv = abi.Env{
 	FS: fstest.MapFS{
 		"site/nvidia/cu13/lib/libcudart.so.13":             {Data: []byte("\x7fELF")},
@@ -52,17 +51,12 @@ var fuzzEnv = abi.Env{
 			"ProgramW6432": "/pf", "CUDNN_PATH": "/cudnn", "NCCL_HOME": "relative/nccl"}[k]
 	},
 	Logf: func(string, ...any) {},
-	SystemResolve: func(name string) (string, error) {
-		if name == "cudart" {
-			return "/cuda/lib64/libcudart.so.13", nil
-		}
-		return "", errors.New("not found")
-	},
 }
 
 var fuzzRoots = []abi.Root{
 	{Path: "/site", Role: abi.RoleSitePackages}, {Path: "/conda", Role: "env:CONDA_PREFIX"},
 	{Path: "/cuda", Role: "env:CUDA_HOME"}, {Path: "/pf", Role: "env:ProgramW6432"}, {Path: "/nowhere", Role: abi.RoleSitePackages},
+	{Path: "/cuda", Role: abi.RoleCanaryRoot},
 }
 
 // FuzzRequest decodes any bytes as a request: what decodes must encode and decode to the same
@@ -89,17 +83,14 @@ func FuzzRequest(f *testing.F) {
 			}
 		}
 	}
-	var pack map[string][]abi.Descriptor
-	if _, err := toml.Decode(string(builtin.NVIDIAPack()), &pack); err != nil {
+	pack, err := catalog.New(catalog.Pack{Name: "nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
 		f.Fatal(err)
 	}
 	n := 0
-	for _, k := range []struct {
-		table string
-		kind  abi.Kind
-	}{{"library", abi.KindDynamicLib}, {"header", abi.KindHeaderDir}, {"binary", abi.KindBinary}, {"static_lib", abi.KindStaticLib}, {"bitcode", abi.KindBitcode}} {
-		for _, lib := range pack[k.table] {
-			add(n, k.kind, lib)
+	for _, k := range catalog.Kinds {
+		for _, lib := range pack.Descriptors(k.Kind) {
+			add(n, k.Kind, lib)
 			n++
 		}
 	}
@@ -120,8 +111,8 @@ func FuzzRequest(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"abi":2,"step":"wheels"}`))
-	f.Add([]byte(`{"abi":1,"step":"nope","entry":"nope"}`))
-	f.Add([]byte(`{"abi":1,"step":"programfiles","kind":"dynamic-lib","platform":{"os":"windows","arch":"amd64"},"library":{"name":"x","windows_dlls":["cudnn64_9.dll"],"program_files_dirs_windows":["NVIDIA/CUDNN/v9.*/bin/*/{triple}","../..","/abs","NVIDIA/[","NVIDIA\\CUDNN"]}}`))
+	f.Add([]byte(`{"abi":2,"step":"nope","entry":"nope"}`))
+	f.Add([]byte(`{"abi":2,"step":"programfiles","kind":"dynamic-lib","platform":{"os":"windows","arch":"amd64"},"library":{"name":"x","windows_dlls":["cudnn64_9.dll"],"program_files_dirs_windows":["NVIDIA/CUDNN/v9.*/bin/*/{triple}","../..","/abs","NVIDIA/[","NVIDIA\\CUDNN"]}}`))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var req abi.Request

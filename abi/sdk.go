@@ -142,14 +142,14 @@ func (e Env) logf(format string, args ...any) {
 }
 
 // Find is the search every first-party step shares: for each directory in order, each declared file
-// name in order (newest first), what exists becomes a candidate labelled foundVia — the file itself, or
-// for a header set the directory that holds the header. Names match case-insensitively for a Windows
+// name in order (newest first), what exists becomes a candidate — the file itself, or for a header
+// set the directory that holds the header. Names match case-insensitively for a Windows
 // target. (WASI shows no permission bits, so whether a binary is executable is the host's check.)
 // Every directory that does not exist or holds none of the names is recorded in the response, the
 // latter with what it holds (the first MaxListed names), as cuda.pathfinder's error lists a directory:
 // a README.txt where libcudadevrt.a was expected says what went wrong.
 // A directory's candidates come before the next directory's; the host takes the first valid one.
-func Find(env Env, req *Request, resp *Response, dirs []string, foundVia string) {
+func Find(env Env, req *Request, resp *Response, dirs []string) {
 	names := req.Library.FileNames(req.Platform)
 	for _, dir := range dirs {
 		fi, err := env.Stat(dir)
@@ -175,9 +175,9 @@ func Find(env Env, req *Request, resp *Response, dirs []string, foundVia string)
 				resp.Tried = append(resp.Tried, Attempt{Path: p, Reason: textIsDirectory})
 				continue
 			case req.Kind == KindHeaderDir:
-				resp.Candidates = append(resp.Candidates, Candidate{Path: dir, FoundVia: foundVia, Note: fmt.Sprintf(textHolds, name)})
+				resp.Candidates = append(resp.Candidates, Candidate{Path: dir})
 			default:
-				resp.Candidates = append(resp.Candidates, Candidate{Path: p, FoundVia: foundVia})
+				resp.Candidates = append(resp.Candidates, Candidate{Path: p})
 			}
 			found = true
 		}

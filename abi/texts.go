@@ -18,7 +18,6 @@ const (
 	textRelativeEnvDir  = "$%s is a relative path: refused, never resolved against the working directory"
 	textNoSuchDirectory = "no such directory"
 	textIsDirectory     = "is a directory"
-	textHolds           = "holds %s"
 	textNoneOf          = "none of %s"
 	textItHolds         = "; it holds %s"
 	textAndMore         = ", and %d more"

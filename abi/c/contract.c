@@ -65,12 +65,6 @@ static void encode_candidate(buffer *o, const candidate *v) {
 	char sep = '{';
 	put_key(o, &sep, "path");
 	put_string(o, v->path);
-	put_key(o, &sep, "found_via");
-	put_string(o, v->found_via);
-	if (v->note && *v->note) {
-		put_key(o, &sep, "note");
-		put_string(o, v->note);
-	}
 	put_end(o, sep);
 }
 
@@ -78,6 +72,15 @@ static void encode_attempt(buffer *o, const attempt *v) {
 	char sep = '{';
 	put_key(o, &sep, "path");
 	put_string(o, v->path);
+	put_key(o, &sep, "reason");
+	put_string(o, v->reason);
+	put_end(o, sep);
+}
+
+static void encode_ignoredvar(buffer *o, const ignoredvar *v) {
+	char sep = '{';
+	put_key(o, &sep, "var");
+	put_string(o, v->var);
 	put_key(o, &sep, "reason");
 	put_string(o, v->reason);
 	put_end(o, sep);
@@ -102,6 +105,16 @@ void encode_response(buffer *o, const response *v) {
 			if (i)
 				put_raw(o, ",");
 			encode_attempt(o, &v->tried[i]);
+		}
+		put_raw(o, "]");
+	}
+	if (v->nignored) {
+		put_key(o, &sep, "ignored");
+		put_raw(o, "[");
+		for (int i = 0; i < v->nignored; i++) {
+			if (i)
+				put_raw(o, ",");
+			encode_ignoredvar(o, &v->ignored[i]);
 		}
 		put_raw(o, "]");
 	}
@@ -135,10 +148,6 @@ const char *text_and_more(long long a1) {
 
 const char *text_bad_request(const char *a1) {
 	return cat("bad request: ", a1, NULL);
-}
-
-const char *text_holds(const char *a1) {
-	return cat("holds ", a1, NULL);
 }
 
 const char *text_host_answered(long long a1) {

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#define ABI_VERSION 1
+#define ABI_VERSION 2
 #define EXPORT_VERSION "pathfinder_abi_version"
 #define EXPORT_ALLOC "pathfinder_alloc"
 #define EXPORT_SEARCH "pathfinder_search"
@@ -20,6 +20,22 @@
 #define RESOLVE_NOT_FOUND (-2)
 #define RESOLVE_TOO_LONG (-3)
 #define ROLE_SITE_PACKAGES "site-packages"
+#define ROLE_CANARY_ROOT "canary-root"
+#define ROLE_ENV_PREFIX "env:"
+#define MAX_MODULE_BYTES 33554432
+#define PAGE_BYTES 65536
+#define MAX_MEMORY_PAGES 65536
+#define MAX_RESPONSE_BYTES 16777216
+#define MAX_CANDIDATES 1000
+#define MAX_TRIED 1000
+#define MAX_IGNORED 100
+#define MAX_PATH_BYTES 4096
+#define MAX_LOG_LINES 1000
+#define MAX_LOG_BYTES 65536
+#define MAX_LOG_LINE_BYTES 4096
+#define MAX_OUTPUT_BYTES 65536
+#define MAX_RESOLVE_NAME 256
+#define MAX_IDLE_INSTANCES 4
 #define MAX_LISTED 20
 #define KIND_DYNAMIC_LIB "dynamic-lib"
 #define KIND_HEADER_DIR "header-dir"
@@ -96,8 +112,6 @@ typedef struct {
 // abi.Candidate
 typedef struct {
 	const char *path;
-	const char *found_via;
-	const char *note;
 } candidate;
 
 // abi.Attempt
@@ -106,12 +120,20 @@ typedef struct {
 	const char *reason;
 } attempt;
 
+// abi.IgnoredVar
+typedef struct {
+	const char *var;
+	const char *reason;
+} ignoredvar;
+
 // abi.Response
 typedef struct {
 	candidate *candidates;
 	int ncandidates, capcandidates;
 	attempt *tried;
 	int ntried, captried;
+	ignoredvar *ignored;
+	int nignored, capignored;
 	const char *error;
 } response;
 
@@ -140,7 +162,6 @@ void encode_description(buffer *o, const description *v);
 #define TEXT_NOT_SET "not set"
 const char *text_and_more(long long a1); // ", and %d more"
 const char *text_bad_request(const char *a1); // "bad request: %s"
-const char *text_holds(const char *a1); // "holds %s"
 const char *text_host_answered(long long a1); // "host answered %d"
 const char *text_it_holds(const char *a1); // "; it holds %s"
 const char *text_no_such_search(const char *a1); // "no search named %q in this plugin"

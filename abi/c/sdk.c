@@ -113,14 +113,19 @@ const char *joined(strs l, const char *sep) {
 	return out;
 }
 
-void add_candidate(response *rs, const char *path, const char *found_via, const char *note) {
+void add_candidate(response *rs, const char *path) {
 	rs->candidates = grow(rs->candidates, rs->ncandidates, &rs->capcandidates, sizeof *rs->candidates);
-	rs->candidates[rs->ncandidates++] = (candidate){.path = path, .found_via = found_via, .note = note};
+	rs->candidates[rs->ncandidates++] = (candidate){.path = path};
 }
 
 void add_tried(response *rs, const char *path, const char *reason) {
 	rs->tried = grow(rs->tried, rs->ntried, &rs->captried, sizeof *rs->tried);
 	rs->tried[rs->ntried++] = (attempt){.path = path, .reason = reason};
+}
+
+void add_ignored(response *rs, const char *var, const char *reason) {
+	rs->ignored = grow(rs->ignored, rs->nignored, &rs->capignored, sizeof *rs->ignored);
+	rs->ignored[rs->nignored++] = (ignoredvar){.var = var, .reason = reason};
 }
 
 // ---- paths, as Go's package path ----
@@ -465,7 +470,7 @@ static const char *holding(const char *dir) {
 	return text_it_holds(s);
 }
 
-void find(const request *rq, response *rs, strs dirs, const char *found_via) {
+void find(const request *rq, response *rs, strs dirs) {
 	strs names = file_names(rq);
 	bool header = strcmp(rq->kind, KIND_HEADER_DIR) == 0;
 	for (int d = 0; d < dirs.n; d++) {
@@ -492,10 +497,7 @@ void find(const request *rq, response *rs, strs dirs, const char *found_via) {
 				add_tried(rs, p, TEXT_IS_DIRECTORY);
 				continue;
 			}
-			if (header)
-				add_candidate(rs, dir, found_via, text_holds(names.v[i]));
-			else
-				add_candidate(rs, p, found_via, NULL);
+			add_candidate(rs, header ? dir : p);
 			found = true;
 		}
 		if (!found)

@@ -66,12 +66,13 @@ const char *env_dir(response *rs, const char *name);
 const char *system_resolve(const char *name, const char **why);
 void logf_(const char *s); // one line to the host's trace
 
-void add_candidate(response *rs, const char *path, const char *found_via, const char *note);
+void add_candidate(response *rs, const char *path);
 void add_tried(response *rs, const char *path, const char *reason);
+void add_ignored(response *rs, const char *var, const char *reason); // a granted variable set aside
 
 // find is abi.Find: each dir in order, each declared file name newest first; a dir holding none
 // of them is recorded with what it holds.
-void find(const request *rq, response *rs, strs dirs, const char *found_via);
+void find(const request *rq, response *rs, strs dirs);
 
 bool equal_fold(const char *a, const char *b); // ASCII letters fold
 char *lower(const char *s);                   // ASCII letters

@@ -8,10 +8,10 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/BurntSushi/toml"
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/plugins/conda"
 	"github.com/pathfinder-dev/pathfinder/plugins/envroots"
 	"github.com/pathfinder-dev/pathfinder/plugins/wheels"
@@ -19,11 +19,11 @@ import (
 
 // Libraries reads the builtin pack's dynamic libraries.
 func Libraries() ([]abi.Descriptor, error) {
-	var pack struct {
-		Library []abi.Descriptor `toml:"library"`
+	pack, err := catalog.New(catalog.Pack{Name: "nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
+		return nil, err
 	}
-	_, err := toml.Decode(string(builtin.NVIDIAPack()), &pack)
-	return pack.Library, err
+	return pack.Descriptors(abi.KindDynamicLib), nil
 }
 
 // Find runs the wheels, conda and envroots searches for lib over sites and the environment and

@@ -267,7 +267,7 @@ func search(env abi.Env, req *abi.Request) *abi.Response {
 	for _, d := range req.Library.AnchorDirs(req.Platform) {
 		dirs = append(dirs, path.Join(root, d))
 	}
-	abi.Find(env, req, resp, dirs, "NAME")
+	abi.Find(env, req, resp, dirs)
 	return resp
 }
 `

@@ -204,8 +204,8 @@ func (g *Granted) open(p string, e *catalog.Entry, plat abi.Platform, keep bool)
 	switch {
 	case p == "":
 		return nil, errors.New("empty path")
-	case len(p) > 4096:
-		return nil, errors.New("path longer than 4096 bytes")
+	case len(p) > abi.MaxPathBytes:
+		return nil, fmt.Errorf("path longer than %d bytes", abi.MaxPathBytes)
 	case strings.ContainsRune(p, 0):
 		return nil, errors.New("path contains a NUL byte")
 	case !utf8.ValidString(p):

@@ -9,37 +9,37 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
-// What one step's response may hold. Each candidate costs the host a check (a walk of its path, an
-// open, a read of its header) and each entry a line in the trace and in the result cache, so a
-// plugin that answers with a million is refused whole rather than checked or kept.
-const (
-	MaxCandidates = 1000
-	MaxTried      = 1000
-)
-
-// DecodeResponse reads a plugin's response: within the bounds above, and with everything it says
-// that the host may print (what it tried and why, its error) escaped. Candidate paths stay as the
-// plugin wrote them: they are checked as they are, and escaped only where they are shown.
+// DecodeResponse reads a plugin's response: within abi's bounds (MaxCandidates, MaxTried,
+// MaxIgnored), and with everything it says that the host may print (what it tried, passed over and
+// why, its error) escaped. Each candidate costs the host a check (a walk of its path, an open, a read
+// of its header) and each entry a line in the trace and in the result cache, so a plugin that answers
+// with a million is refused whole rather than checked or kept. Candidate paths stay as the plugin
+// wrote them: they are checked as they are, and escaped only where they are shown.
 func DecodeResponse(out []byte) (*abi.Response, error) {
 	var r struct {
-		Candidates bounded[abi.Candidate] `json:"candidates"`
-		Tried      bounded[abi.Attempt]   `json:"tried"`
-		Error      string                 `json:"error"`
+		Candidates bounded[abi.Candidate]  `json:"candidates"`
+		Tried      bounded[abi.Attempt]    `json:"tried"`
+		Ignored    bounded[abi.IgnoredVar] `json:"ignored"`
+		Error      string                  `json:"error"`
 	}
-	r.Candidates.max, r.Tried.max = MaxCandidates, MaxTried
+	r.Candidates.max, r.Tried.max, r.Ignored.max = abi.MaxCandidates, abi.MaxTried, abi.MaxIgnored
 	if err := json.Unmarshal(out, &r); err != nil {
 		return nil, fmt.Errorf("unreadable response: %s", printable.String(err.Error()))
 	}
-	if n := r.Candidates.n; n > MaxCandidates {
-		return nil, fmt.Errorf("%d candidates, over the %d a step may propose: none checked", n, MaxCandidates)
+	if n := r.Candidates.n; n > abi.MaxCandidates {
+		return nil, fmt.Errorf("%d candidates, over the %d a step may propose: none checked", n, abi.MaxCandidates)
 	}
-	resp := abi.Response{Candidates: r.Candidates.list, Tried: r.Tried.list, Error: r.Error}
-	if n := r.Tried.n; n > MaxTried {
-		resp.Tried = append(resp.Tried[:MaxTried-1], abi.Attempt{Reason: fmt.Sprintf("(%d more not kept: a step keeps %d)", n-MaxTried+1, MaxTried)})
+	resp := abi.Response{Candidates: r.Candidates.list, Tried: r.Tried.list, Ignored: r.Ignored.list, Error: r.Error}
+	if n := r.Tried.n; n > abi.MaxTried {
+		resp.Tried = append(resp.Tried[:abi.MaxTried-1], abi.Attempt{Reason: fmt.Sprintf("(%d more not kept: a step keeps %d)", n-abi.MaxTried+1, abi.MaxTried)})
 	}
 	for i := range resp.Tried {
 		resp.Tried[i].Path = printable.String(resp.Tried[i].Path)
 		resp.Tried[i].Reason = printable.String(resp.Tried[i].Reason)
+	}
+	for i := range resp.Ignored {
+		resp.Ignored[i].Var = printable.String(resp.Ignored[i].Var)
+		resp.Ignored[i].Reason = printable.String(resp.Ignored[i].Reason)
 	}
 	resp.Error = printable.String(resp.Error)
 	return &resp, nil

@@ -10,24 +10,31 @@ import (
 )
 
 func TestDecodeResponse(t *testing.T) {
-	tried := make([]abi.Attempt, MaxTried+5)
+	tried := make([]abi.Attempt, abi.MaxTried+5)
 	for i := range tried {
 		tried[i] = abi.Attempt{Path: "/p\n", Reason: "r\x1b[2J"}
 	}
-	b, _ := json.Marshal(abi.Response{Tried: tried, Error: "e\r"})
+	ignored := make([]abi.IgnoredVar, abi.MaxIgnored+1)
+	for i := range ignored {
+		ignored[i] = abi.IgnoredVar{Var: "V\x1b", Reason: "why\n"}
+	}
+	b, _ := json.Marshal(abi.Response{Tried: tried, Ignored: ignored, Error: "e\r"})
 	resp, err := DecodeResponse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Tried) != MaxTried || resp.Tried[MaxTried-1].Reason != "(6 more not kept: a step keeps 1000)" {
-		t.Errorf("%d tried kept, the last %+v; want %d, the last saying what was dropped", len(resp.Tried), resp.Tried[len(resp.Tried)-1], MaxTried)
+	if len(resp.Tried) != abi.MaxTried || resp.Tried[abi.MaxTried-1].Reason != "(6 more not kept: a step keeps 1000)" {
+		t.Errorf("%d tried kept, the last %+v; want %d, the last saying what was dropped", len(resp.Tried), resp.Tried[len(resp.Tried)-1], abi.MaxTried)
 	}
 	if a := resp.Tried[0]; a.Path != `/p\n` || a.Reason != `r\x1b[2J` || resp.Error != `e\r` {
 		t.Errorf("not escaped: %+v, error %q", a, resp.Error)
 	}
-	b, _ = json.Marshal(abi.Response{Candidates: make([]abi.Candidate, MaxCandidates+1)})
+	if n, in := len(resp.Ignored), resp.Ignored[0]; n != abi.MaxIgnored || in.Var != `V\x1b` || in.Reason != `why\n` {
+		t.Errorf("%d ignored kept, the first %+v; want %d, escaped", n, in, abi.MaxIgnored)
+	}
+	b, _ = json.Marshal(abi.Response{Candidates: make([]abi.Candidate, abi.MaxCandidates+1)})
 	if _, err := DecodeResponse(b); err == nil || !strings.Contains(err.Error(), "1001 candidates, over the 1000 a step may propose") {
-		t.Errorf("%d candidates: %v", MaxCandidates+1, err)
+		t.Errorf("%d candidates: %v", abi.MaxCandidates+1, err)
 	}
 }
 
@@ -48,7 +55,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("decodeResponse: %v; encoding/json: %v", err, wantErr)
 		}
-		if err != nil || len(want.Candidates) > MaxCandidates {
+		if err != nil || len(want.Candidates) > abi.MaxCandidates {
 			return
 		}
 		if len(got.Candidates) != len(want.Candidates) {

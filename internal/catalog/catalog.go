@@ -81,8 +81,43 @@ func (f *packFile) tables() [][]packLibrary {
 }
 
 type packLibrary struct {
-	abi.Descriptor
+	packDescriptor
 	Replaces bool `toml:"replaces"`
+}
+
+// packDescriptor is a descriptor as a pack spells it in TOML: abi.Descriptor's fields, in its order,
+// with the pack's keys. The wire type is made of it by a conversion, so the compiler holds the two to
+// the same fields; the keys the wire does not carry (cuda_majors, companions, …) are the host's.
+type packDescriptor struct {
+	Name                           string            `toml:"name"`
+	PackagedWith                   string            `toml:"packaged_with"`
+	LinuxSonames                   []string          `toml:"linux_sonames"`
+	WindowsDLLs                    []string          `toml:"windows_dlls"`
+	SupportedWindowsArch           []string          `toml:"supported_windows_arch"`
+	LinuxFiles                     []string          `toml:"linux_files"`
+	WindowsFiles                   []string          `toml:"windows_files"`
+	CondaRelDirsLinux              []string          `toml:"conda_rel_dirs_linux"`
+	CondaRelDirsWindows            []string          `toml:"conda_rel_dirs_windows"`
+	CondaRelDirsWindowsArm64       []string          `toml:"conda_rel_dirs_windows_arm64"`
+	SitePackagesLinux              []string          `toml:"site_packages_linux"`
+	SitePackagesWindows            []string          `toml:"site_packages_windows"`
+	SitePackagesWindowsArm64       []string          `toml:"site_packages_windows_arm64"`
+	AnchorRelDirsLinux             []string          `toml:"anchor_rel_dirs_linux"`
+	AnchorRelDirsWindows           []string          `toml:"anchor_rel_dirs_windows"`
+	InstallRootEnvVars             []string          `toml:"install_root_env_vars"`
+	InstallRootRelDirs             []string          `toml:"install_root_rel_dirs"`
+	InstallRootRelDirsWindows      []string          `toml:"install_root_rel_dirs_windows"`
+	InstallRootRelDirsWindowsArm64 []string          `toml:"install_root_rel_dirs_windows_arm64"`
+	Dependencies                   []string          `toml:"dependencies"`
+	OptionalDependencies           []string          `toml:"optional_dependencies"`
+	CanaryAnchors                  []string          `toml:"ctk_root_canary_anchor_libnames"`
+	RequiresAddDLLDirectory        bool              `toml:"requires_add_dll_directory"`
+	RequiresRTLDDeepbind           bool              `toml:"requires_rtld_deepbind"`
+	ProgramFilesDirsWindows        []string          `toml:"program_files_dirs_windows"`
+	CUDAMajors                     map[string]string `toml:"cuda_majors"`
+	VersionedAsCUDA                bool              `toml:"versioned_as_cuda"`
+	Companions                     []string          `toml:"companions"`
+	CompanionFiles                 []string          `toml:"companion_files"`
 }
 
 // Pack is a descriptor pack's source: a name for messages and its contents.
@@ -141,10 +176,10 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 		return fmt.Errorf("pack %s: %s %q: sonames, DLL names and dependencies are for [[library]] tables", where, table, l.Name)
 	case badWindowsArch(l.SupportedWindowsArch) != "":
 		return fmt.Errorf("pack %s: %s %q: supported_windows_arch holds %q, expected \"x64\" or \"arm64\"", where, table, l.Name, badWindowsArch(l.SupportedWindowsArch))
-	case nulField(&l.Descriptor) != "":
-		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.Descriptor))
-	case badCUDAMajor(&l.Descriptor) != "":
-		return fmt.Errorf("pack %s: %s %q: %s", where, table, l.Name, badCUDAMajor(&l.Descriptor))
+	case nulField(&l.packDescriptor) != "":
+		return fmt.Errorf("pack %s: %s %q: %s holds a NUL byte, which no file or directory name can", where, table, l.Name, nulField(&l.packDescriptor))
+	case badCUDAMajor(&l.packDescriptor) != "":
+		return fmt.Errorf("pack %s: %s %q: %s", where, table, l.Name, badCUDAMajor(&l.packDescriptor))
 	case slices.ContainsFunc(l.CompanionFiles, func(f string) bool { return strings.Count(f, "{cuda}") != 1 || strings.ContainsAny(f, "/\\") }):
 		return fmt.Errorf("pack %s: %s %q: each of companion_files is a file name with {cuda} in it once, such as \"libnvrtc-builtins.so.{cuda}\"", where, table, l.Name)
 	}
@@ -154,7 +189,7 @@ func (c *Catalog) addEntry(p Pack, table string, kind abi.Kind, i int, l *packLi
 	} else if !ok {
 		c.names[kind] = append(c.names[kind], l.Name)
 	}
-	c.byName[k] = &Entry{Descriptor: l.Descriptor, Kind: kind, Pack: where}
+	c.byName[k] = &Entry{Descriptor: abi.Descriptor(l.packDescriptor), Kind: kind, Pack: where}
 	return nil
 }
 
@@ -170,7 +205,7 @@ func badWindowsArch(archs []string) string {
 
 // badCUDAMajor says what is wrong with l's cuda_majors, or "": each key must be one of l's file
 // names and each value a CUDA major ("12"), so that the mapping cannot date a file it does not name.
-func badCUDAMajor(l *abi.Descriptor) string {
+func badCUDAMajor(l *packDescriptor) string {
 	for _, name := range slices.Sorted(maps.Keys(l.CUDAMajors)) {
 		files := slices.Concat(l.LinuxSonames, l.WindowsDLLs, l.LinuxFiles, l.WindowsFiles)
 		if !slices.Contains(files, name) {
@@ -184,7 +219,7 @@ func badCUDAMajor(l *abi.Descriptor) string {
 }
 
 // nulField names the first field of l (as a pack spells it) with a NUL byte in a string, or "".
-func nulField(l *abi.Descriptor) string {
+func nulField(l *packDescriptor) string {
 	v := reflect.ValueOf(l).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -273,6 +308,15 @@ func hashPacks(packs []Pack) string {
 func (c *Catalog) Lookup(kind abi.Kind, name string) (*Entry, bool) {
 	e, ok := c.byName[key{kind, name}]
 	return e, ok
+}
+
+// Descriptors returns every descriptor of kind in pack order.
+func (c *Catalog) Descriptors(kind abi.Kind) []abi.Descriptor {
+	out := make([]abi.Descriptor, len(c.names[kind]))
+	for i, n := range c.names[kind] {
+		out[i] = c.byName[key{kind, n}].Descriptor
+	}
+	return out
 }
 
 // Names returns every name of kind in pack order.

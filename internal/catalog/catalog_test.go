@@ -324,3 +324,20 @@ func TestDecodeEntries_otherLayout(t *testing.T) {
 		t.Error("a file written for another layout of Entry was read")
 	}
 }
+
+// TestPackDescriptor_wire: the pack's TOML type and the wire type are two types of the same fields
+// (a conversion joins them): the wire's carries no TOML keys, and each field the wire carries has
+// one name in both, so a pack's key is the request's.
+func TestPackDescriptor_wire(t *testing.T) {
+	wire, pack := reflect.TypeFor[abi.Descriptor](), reflect.TypeFor[packDescriptor]()
+	for i := range wire.NumField() {
+		w, p := wire.Field(i), pack.Field(i)
+		if tag := w.Tag.Get("toml"); tag != "" {
+			t.Errorf("abi.Descriptor.%s has the TOML key %q: the pack's keys are packDescriptor's", w.Name, tag)
+		}
+		key, _, _ := strings.Cut(w.Tag.Get("json"), ",")
+		if key != "-" && key != p.Tag.Get("toml") {
+			t.Errorf("%s: the wire's key is %q, the pack's %q", w.Name, key, p.Tag.Get("toml"))
+		}
+	}
+}

@@ -27,7 +27,6 @@ func builtinFile() *file {
 				Source:  ptr("builtin:canary"),
 				Env:     ptr([]string{}),
 				Read:    ptr([]string{"@canary-roots"}),
-				Caps:    ptr([]string{"system_resolve"}),
 				Memory:  ptr("64MiB"),
 				Timeout: ptr("5s"),
 			},

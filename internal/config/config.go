@@ -319,7 +319,7 @@ func (c *Config) apply(name string, data []byte, f *file) error {
 	for pname, fp := range f.Plugin {
 		p := c.Plugins[pname]
 		if p == nil {
-			p = &Plugin{Name: pname, Memory: 64 << 20, Timeout: 5 * time.Second, DefinedIn: name}
+			p = &Plugin{Name: pname, Memory: abi.DefaultMemoryBytes, Timeout: abi.DefaultTimeout, DefinedIn: name}
 			c.Plugins[pname] = p
 		}
 		pluginErr := func(err error, key ...string) error {

@@ -272,7 +272,7 @@ func checkIgnoredInputs(d *Facts) []Problem {
 			fix = fmt.Sprintf("give %s an absolute path (pathfinder never resolves one against the working directory), or unset it", in.Name)
 		case in.Name == "PATHFINDER_DRIVER_VERSION":
 			fix = "unset it to probe the machine, or pin a version like 580.65.06"
-		case in.Name == "CUDA_HOME" && in.Why == report.Overridden:
+		case in.Name == "CUDA_HOME" && in.Why == report.SetAside:
 			fix = "point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"
 		}
 		out = append(out, Problem{Title: fmt.Sprintf("%s=%s is ignored: %s", in.Name, in.Value, in.Reason), Fix: fix})

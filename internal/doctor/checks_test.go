@@ -16,7 +16,7 @@ func Test_checkIgnoredInputs(t *testing.T) {
 	}{
 		{"relative", report.RelativePath("CUDA_PATH", "cuda"),
 			"give CUDA_PATH an absolute path (pathfinder never resolves one against the working directory), or unset it"},
-		{"overridden CUDA_HOME", report.Ignored{Name: "CUDA_HOME", Value: "/opt/cuda", Reason: "CUDA_PATH is set", Why: report.Overridden},
+		{"overridden CUDA_HOME", report.Ignored{Name: "CUDA_HOME", Value: "/opt/cuda", Reason: "CUDA_PATH is set", Why: report.SetAside},
 			"point CUDA_PATH and CUDA_HOME at one toolkit, or unset the one you do not mean (other tools read CUDA_HOME first)"},
 		{"a driver pin that is no version", report.Ignored{Name: "PATHFINDER_DRIVER_VERSION", Value: "banana", Reason: "not a driver version"},
 			"unset it to probe the machine, or pin a version like 580.65.06"},

@@ -47,7 +47,7 @@ type Answer struct {
 func Gather(ctx context.Context, e *search.Engine, report *driver.Report, pid int, getenv func(string) string) (*Facts, error) {
 	d := &Facts{
 		Platform: e.Platform(), ConfigFiles: e.ConfigFiles(), Sites: e.SitePackages(),
-		Getenv: getenv, PID: pid, Ignored: e.IgnoredInputs(), Driver: report,
+		Getenv: getenv, PID: pid, Driver: report,
 	}
 	if pid > 0 {
 		var err error
@@ -66,8 +66,8 @@ func Gather(ctx context.Context, e *search.Engine, report *driver.Report, pid in
 		}
 	}
 	d.Compat = e.Compatibility()
-	d.Cache = e.Cache() // after the searches: what writing their answers met
-	d.Ignored = append(d.Ignored, report.Ignored...)
+	d.Cache = e.Cache()                                      // after the searches: what writing their answers met
+	d.Ignored = append(e.IgnoredInputs(), report.Ignored...) // after the searches: their steps say what they passed over
 	return d, nil
 }
 

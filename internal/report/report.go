@@ -38,8 +38,9 @@ const (
 	Unusable Why = iota
 	// Relative: a relative path, which pathfinder never resolves against the working directory.
 	Relative
-	// Overridden: another input is read instead (CUDA_HOME, where CUDA_PATH is set).
-	Overridden
+	// SetAside: a step set it aside by its own rule, and said so in its response (envroots:
+	// CUDA_HOME, where CUDA_PATH is set).
+	SetAside
 )
 
 // RelativeReason is the Reason of every input passed over as Relative.

@@ -32,7 +32,7 @@ type entryDecoder struct {
 	i int
 }
 
-var entryKeys = []string{"version", "key", "library", "error", "live", "sites", "seen"}
+var entryKeys = []string{"version", "key", "library", "error", "live", "sites", "seen", "ignored"}
 
 func (d *entryDecoder) entry(c *Entry) bool {
 	ok := d.object(entryKeys, func(k int) bool {
@@ -57,8 +57,10 @@ func (d *entryDecoder) entry(c *Entry) bool {
 			return d.strings(&c.Live)
 		case 5:
 			return d.string(&c.Sites)
-		default:
+		case 6:
 			return array(d, &c.Seen, d.observation)
+		default:
+			return array(d, &c.Ignored, d.ignored)
 		}
 	})
 	d.space()
@@ -68,6 +70,7 @@ func (d *entryDecoder) entry(c *Entry) bool {
 var (
 	libraryKeys     = []string{"name", "kind", "path", "real_path", "found_via", "step", "load_problem", "cuda", "version", "version_from", "compat", "notes", "passed_over"}
 	errorKeys       = []string{"looked", "attempts"}
+	ignoredKeys     = []string{"step", "name", "value", "reason"}
 	attemptKeys     = []string{"step", "path", "reason"}
 	observationKeys = []string{"root", "path", "what", "seen"}
 )
@@ -125,6 +128,12 @@ func (d *entryDecoder) attempt(a *report.Attempt) bool {
 			return d.string(&a.Path)
 		}
 		return d.string(&a.Reason)
+	})
+}
+
+func (d *entryDecoder) ignored(in *Ignored) bool {
+	return d.object(ignoredKeys, func(k int) bool {
+		return d.string([]*string{&in.Step, &in.Name, &in.Value, &in.Reason}[k])
 	})
 }
 

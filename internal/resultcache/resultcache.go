@@ -40,6 +40,8 @@ type Entry struct {
 	// observations are not repeated in Seen (SplitDiscovery).
 	Sites string                `json:"sites,omitempty"`
 	Seen  []observe.Observation `json:"seen"`
+	// Ignored is what the search's steps said they passed over (a CUDA_HOME that CUDA_PATH hides).
+	Ignored []Ignored `json:"ignored,omitempty"`
 }
 
 // Library is a library found, as host.Library.
@@ -63,6 +65,14 @@ type Library struct {
 type Error struct {
 	Looked   []string         `json:"looked"`
 	Attempts []report.Attempt `json:"attempts"`
+}
+
+// Ignored is a variable a step passed over, as host.IgnoredInput, with the step.
+type Ignored struct {
+	Step   string `json:"step"`
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
 }
 
 // Store is the entries under one directory.

@@ -42,6 +42,15 @@ func TestFind_canary(t *testing.T) {
 			lib: "nvvm", why: `the loader would not find "cudart" (libcudart.so.13: not found, or only a stubs/ library`,
 		},
 		{
+			name:   "a canary in no toolkit layout has no root",
+			libdir: "share/cuda",
+			layout: func(t *testing.T, cuda string) {
+				put(t, cuda, "share/cuda/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+				put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+			},
+			lib: "nvvm", why: "/share/cuda/libcudart.so.13 is not in a toolkit layout (lib64, lib, targets/<triple>/lib, bin): no root to derive",
+		},
+		{
 			name:   "a 32-bit canary is skipped as the loader skips it",
 			libdir: "lib64",
 			layout: func(t *testing.T, cuda string) {
@@ -84,15 +93,19 @@ func TestFind_canary(t *testing.T) {
 	}
 }
 
-// TestFind_canaryNotGranted: without the capability the plugin is told so, and without the canary
-// roots' grant it cannot read the toolkit even when it knows where it is.
+// TestFind_canaryNotGranted: the host works the canary's root out and grants it: without the canary
+// roots' grant the step has no toolkit to search, and says so; the step itself asks the loader
+// nothing (system_resolve is no capability of it).
 func TestFind_canaryNotGranted(t *testing.T) {
 	cuda := t.TempDir()
 	put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": cuda + "/lib64"}, "[plugin.canary]\ncapabilities = []\n")
+	if lib, err := f.Find(bg, "nvvm"); err != nil || lib.Step != "canary" {
+		t.Fatalf("without system_resolve: %+v, %v; want it found by the canary step", lib, err)
+	}
 	for _, tt := range []struct{ name, config, why string }{
-		{"no capability", "[plugin.canary]\ncapabilities = []\n", "canary: not granted by the host's config"},
-		{"no read grant", "[plugin.canary]\nread = []\n", "nvvm/lib64 no such directory (not granted to the step: its sandbox shows nothing there)"},
+		{"no read grant", "[plugin.canary]\nread = []\n", "no canary root granted (cudart)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFinder(t, testEnv{"LD_LIBRARY_PATH": cuda + "/lib64"}, tt.config)

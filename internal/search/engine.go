@@ -147,6 +147,7 @@ type Engine struct {
 	resolved memo[string, resolved]          // by library name: what the loader model says, for canaries
 	broad    memo[string, broadVerdict]      // overBroad's verdicts, by directory
 	regrants memo[string, candidate.Granted] // revalidate's grants, by plugin and the entry's own grant inputs
+	ignored  stepsIgnored                    // what the searches' steps said they passed over (under mu), for IgnoredInputs
 	// closed is set by Close: a call that finds it set after its search gives ErrClosed instead.
 	closed   atomic.Bool
 	calls    int       // calls running (under mu): the last one out of a closed Engine releases it

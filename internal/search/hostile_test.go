@@ -98,13 +98,15 @@ func TestHostile_steps(t *testing.T) {
 			failed: `plugin "hostile-x": not a valid wasm module`},
 
 		// The ABI.
-		{name: "wrong abi version", plugin: "abi-version-2.wasm", step: "hostile-x",
-			failed: `plugin "hostile-x": plugin abi version mismatch: host 1, plugin 2`,
+		{name: "older abi version", plugin: "abi-version-1.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": plugin abi version mismatch: host 2, plugin 1: the plugin was built for an older pathfinder: rebuild it with this pathfinder's SDK (abi version 2, docs/abi.md)`,
 			check: func(t *testing.T, _ hostileDirs, ex *Explanation) {
 				if d, want := ex.Steps[0].Detail, `plugin "hostile-x": `+ErrABIMismatch.Error(); !strings.HasPrefix(d, want) {
 					t.Errorf("detail %q does not start with %q", d, want)
 				}
 			}},
+		{name: "newer abi version", plugin: "abi-version-3.wasm", step: "hostile-x",
+			failed: `plugin "hostile-x": plugin abi version mismatch: host 2, plugin 3: the plugin is newer than this pathfinder: upgrade pathfinder, or use a build of the plugin for abi version 2`},
 		{name: "missing export", plugin: "missing-search.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": missing export "pathfinder_search"`},
 		{name: "no memory", plugin: "no-memory.wasm", step: "hostile-x",
@@ -153,7 +155,7 @@ func TestHostile_steps(t *testing.T) {
 		{name: "terminal escapes in everything it says", step: "hostile-text",
 			setup:   putLib(hostileRealLib),
 			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/lib/\x1b[2J/../libcudart.so.13"} }),
-			refused: "path contains a control character", check: hostilePrintable},
+			refused: "path contains a control character", check: hostileIgnoredGranted},
 		{name: "terminal escapes in its error", step: "hostile-error-text",
 			failed: `plugin "hostile-error-text": \x1b[2J\x1b[H\x1b]0;pwned\x07hidden\r\u202eevil\n→ /opt/evil`, check: hostilePrintable},
 		{name: "terminal escapes in its panic", step: "hostile-panic-text",
@@ -548,9 +550,21 @@ func hostilePrintable(t *testing.T, _ hostileDirs, ex *Explanation) {
 			check("found_via", c.FoundVia)
 			check("refusal", c.Refused)
 		}
+		for _, in := range st.Ignored {
+			check("ignored", in.String())
+		}
 	}
 	if err := ex.Err; err != nil {
 		check("error", err.Error())
+	}
+}
+
+// hostileIgnoredGranted checks what hostile-text says it passed over: its granted variable, named
+// with the host's value, and not the one it made up.
+func hostileIgnoredGranted(t *testing.T, d hostileDirs, ex *Explanation) {
+	hostilePrintable(t, d, ex)
+	if in := ex.Steps[0].Ignored; len(in) != 1 || in[0].Name != "HOSTILE_ROOT" || in[0].Value != d.root {
+		t.Errorf("ignored %+v; want HOSTILE_ROOT=%s alone", in, d.root)
 	}
 }
 
@@ -924,7 +938,8 @@ func hostileModules() map[string][]byte {
 		return func(m *hostileModule) { m.data, m.search = []byte(data), hostileI64(uint64(len(data))) }
 	}
 	return map[string][]byte{
-		"abi-version-2.wasm":          ok(func(m *hostileModule) { m.version = hostileI32(2) }),
+		"abi-version-1.wasm":          ok(func(m *hostileModule) { m.version = hostileI32(abi.Version - 1) }),
+		"abi-version-3.wasm":          ok(func(m *hostileModule) { m.version = hostileI32(abi.Version + 1) }),
 		"missing-search.wasm":         ok(func(m *hostileModule) { m.search = nil }),
 		"no-memory.wasm":              ok(func(m *hostileModule) { m.pages = 0 }),
 		"unknown-import.wasm":         ok(func(m *hostileModule) { m.imports = []string{abi.ImportModule + ".hostile_unknown"} }),
@@ -1134,8 +1149,9 @@ func TestHostile_hugeModule(t *testing.T) {
 	}
 }
 
-// TestHostile_foundVia has a plugin claim another origin for what it found. What the host reports
-// is the label of the granted directory the candidate lies in, or the one the config gives the plugin.
+// TestHostile_foundVia: a plugin has no word on where it found a candidate (abi version 2 has no
+// found_via). What the host reports is the label of the granted directory the candidate lies in, or
+// the one the config gives the plugin.
 func TestHostile_foundVia(t *testing.T) {
 	goPlugin := hostileGoPlugin(t)
 	root, literal := t.TempDir(), t.TempDir()
@@ -1145,8 +1161,8 @@ func TestHostile_foundVia(t *testing.T) {
 		viaVar:    "HOSTILE_ROOT",       // a directory a variable names: the variable
 		viaConfig: "hostile-candidates", // a directory the config names: the step
 	} {
-		lie := map[string]string{"via": "was-already-loaded-from-elsewhere", "paths": hostileQuote(path)}
-		config := hostileConfig([]string{"hostile-candidates"}, hostileStep{name: "hostile-candidates", source: goPlugin, timeout: "30s", options: lie})
+		opts := map[string]string{"paths": hostileQuote(path)}
+		config := hostileConfig([]string{"hostile-candidates"}, hostileStep{name: "hostile-candidates", source: goPlugin, timeout: "30s", options: opts})
 		config = strings.Replace(config, `read = ["$HOSTILE_ROOT"]`, fmt.Sprintf(`read = ["$HOSTILE_ROOT", %q]`, literal), 1)
 		f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, config)
 		lib, err := f.Find(bg, "cudart")
@@ -1157,7 +1173,7 @@ func TestHostile_foundVia(t *testing.T) {
 	// A found_via the config gives the plugin labels what it finds in every directory it is granted:
 	// still the host's word, never the plugin's.
 	config := hostileConfig([]string{"hostile-candidates"}, hostileStep{name: "hostile-candidates", source: goPlugin, timeout: "30s",
-		options: map[string]string{"via": "was-already-loaded-from-elsewhere", "paths": hostileQuote(viaVar)}})
+		options: map[string]string{"paths": hostileQuote(viaVar)}})
 	config = strings.Replace(config, `read = ["$HOSTILE_ROOT"]`, `read = ["$HOSTILE_ROOT"]`+"\nfound_via = \"vendor-tree\"", 1)
 	f := newFinder(t, testEnv{"HOSTILE_ROOT": root}, config)
 	if lib, err := f.Find(bg, "cudart"); err != nil || lib.Path != viaVar || lib.FoundVia != "vendor-tree" {
@@ -1250,7 +1266,7 @@ func TestHostile_deepCandidates(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cands := make([]abi.Candidate, candidate.MaxCandidates)
+	cands := make([]abi.Candidate, abi.MaxCandidates)
 	for i := range cands {
 		cands[i].Path = filepath.Join(deep, "libcudart.so.13")
 	}
@@ -1285,7 +1301,7 @@ func TestHostile_deepCandidates(t *testing.T) {
 		}
 	}
 	t.Logf("%d checked, %d not, in %v", checked, unchecked, st.Duration)
-	if checked+unchecked != candidate.MaxCandidates || unchecked == 0 {
+	if checked+unchecked != abi.MaxCandidates || unchecked == 0 {
 		t.Fatalf("%d checked, %d not checked, in %v; want the checks stopped at the %v timeout\n%s", checked, unchecked, st.Duration, timeout, st.Detail)
 	}
 }

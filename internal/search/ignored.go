@@ -14,11 +14,44 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
 
+// stepsIgnored is what steps said they passed over (abi.Response.Ignored), by step.
+type stepsIgnored map[string][]IgnoredInput
+
+// ignoredBy is what the steps of a trace said they passed over.
+func ignoredBy(steps []StepTrace) stepsIgnored {
+	out := stepsIgnored{}
+	for _, st := range steps {
+		out.add(st.Step, st.Ignored...)
+	}
+	return out
+}
+
+// add keeps what step said it passed over, each in place of what it said before of that variable.
+func (s stepsIgnored) add(step string, ins ...IgnoredInput) {
+	for _, in := range ins {
+		s[step] = append(slices.DeleteFunc(s[step], func(o IgnoredInput) bool { return o.Name == in.Name }), in)
+	}
+}
+
+// rememberIgnored keeps what a search's steps said they passed over, for IgnoredInputs.
+func (f *Engine) rememberIgnored(reported stepsIgnored) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ignored == nil {
+		f.ignored = stepsIgnored{}
+	}
+	for step, ins := range reported {
+		f.ignored.add(step, ins...)
+	}
+}
+
 // ignoredFor lists the directory variables that the searches for e (every step and library for nil)
-// would use but pass over, and why: a relative path (never resolved against the working directory),
-// one that does not exist or is no directory, a venv without site-packages, a CUDA_HOME that
-// CUDA_PATH overrides.
-func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
+// would use but pass over, and why. The host names what is wrong with a variable it grants, whoever
+// reads it: a relative path (never resolved against the working directory), one that does not exist
+// or is no directory, a venv without site-packages. What a step sets aside by its own rule (a
+// CUDA_HOME that CUDA_PATH hides) only the step knows: reported says it, by step, as the steps of a
+// search said it (still the variable's value: a search that ran before it changed says nothing of it).
+func (f *Engine) ignoredFor(e *catalog.Entry, reported stepsIgnored) []IgnoredInput {
 	var out []IgnoredInput
 	seen := map[string]bool{}
 	check := func(name string, list bool) {
@@ -46,12 +79,13 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 		if p == nil {
 			continue
 		}
-		// envroots reads CUDA_HOME only when CUDA_PATH is unset, as cuda.pathfinder does: a CUDA_HOME
-		// naming another directory is passed over, whatever CUDA_PATH's own fate.
-		cudaPath, cudaHome := f.getenv("CUDA_PATH"), f.getenv("CUDA_HOME")
-		homePassedOver := p.Source.Builtin == "envroots" && !seen["CUDA_HOME"] && cudaPath != "" && cudaHome != "" && !sameDir(cudaPath, cudaHome)
-		if homePassedOver {
-			seen["CUDA_HOME"] = true
+		// A variable the step set aside is named for that, whatever else is wrong with it.
+		var passed []IgnoredInput
+		for _, in := range reported[step] {
+			if !seen[in.Name] && f.getenv(in.Name) == in.Value {
+				seen[in.Name] = true
+				passed = append(passed, in)
+			}
 		}
 		for _, r := range p.Read {
 			switch r.Kind {
@@ -75,9 +109,7 @@ func (f *Engine) ignoredFor(e *catalog.Entry) []IgnoredInput {
 				check(r.Name, false)
 			}
 		}
-		if homePassedOver {
-			out = append(out, IgnoredInput{Name: "CUDA_HOME", Value: cudaHome, Reason: "CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not", Why: report.Overridden})
-		}
+		out = append(out, passed...)
 	}
 	return out
 }
@@ -113,20 +145,6 @@ func (f *Engine) installRootVars(e *catalog.Entry) []string {
 		}
 	}
 	return out
-}
-
-// sameDir reports whether two directory variables name one directory: the same absolute path, or
-// two paths to one directory.
-func sameDir(a, b string) bool {
-	if !filepath.IsAbs(a) || !filepath.IsAbs(b) {
-		return false
-	}
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // unusableDir refuses an absolute directory that cannot be searched.

@@ -47,9 +47,16 @@ func (f *Engine) Cache() inspect.Cache {
 	return c
 }
 
-// IgnoredInputs lists the directory variables that some search would use but passes over.
+// IgnoredInputs is what the Engine's settings pass over, and what its searches' steps said they
+// passed over: read it after the searches.
 func (f *Engine) IgnoredInputs() []IgnoredInput {
-	return f.ignoredFor(nil)
+	f.mu.Lock()
+	reported := stepsIgnored{}
+	for step, ins := range f.ignored {
+		reported.add(step, ins...)
+	}
+	f.mu.Unlock()
+	return f.ignoredFor(nil, reported)
 }
 
 // FileNames returns the file names a search for name of kind looks for on the Engine's platform.

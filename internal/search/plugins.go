@@ -66,10 +66,6 @@ func (f *Engine) module(ctx context.Context, p *config.Plugin, rec *observe.Reco
 	return m, nil
 }
 
-// roleCanaryRoot is the role, in a request, of a toolkit root derived from where the loader finds a
-// canary library.
-const roleCanaryRoot = "canary-root"
-
 // granted is what one plugin call may see: the mounts and env for the runtime, the roots for the
 // request, the directories for validation, and notes on grants that were refused.
 type granted struct {
@@ -156,9 +152,14 @@ func (f *Engine) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 					g.note(fmt.Sprintf("canary %q: %v", c, err))
 					continue
 				}
-				if root, ok := paths.ToolkitRoot(lib); ok {
-					add(root, roleCanaryRoot, p.FoundViaFor(r, ""))
+				// The one place a canary's root is worked out: the step searches what is granted here.
+				root, ok := paths.ToolkitRoot(lib)
+				if !ok {
+					g.note(fmt.Sprintf("canary %s at %s is not in a toolkit layout (lib64, lib, targets/<triple>/lib, bin): no root to derive", c, lib))
+					continue
 				}
+				g.note(fmt.Sprintf("canary %s at %s: toolkit root %s", c, lib, root))
+				add(root, abi.RoleCanaryRoot, p.FoundViaFor(r, ""))
 			}
 		case config.GrantSitePackages:
 			// Each site with where it comes from, and the ones Python's rules leave out with why.
@@ -172,10 +173,10 @@ func (f *Engine) grant(p *config.Plugin, e *catalog.Entry, rec *observe.Recorder
 			}
 		case config.GrantInstallRoots:
 			for _, v := range e.InstallRootEnvVars {
-				add(getenv(v), "env:"+v, p.FoundViaFor(r, v))
+				add(getenv(v), abi.RoleEnvPrefix+v, p.FoundViaFor(r, v))
 			}
 		case config.GrantVar:
-			add(getenv(r.Name), "env:"+r.Name, p.FoundViaFor(r, r.Name))
+			add(getenv(r.Name), abi.RoleEnvPrefix+r.Name, p.FoundViaFor(r, r.Name))
 		default:
 			add(r.Name, "", p.FoundViaFor(r, ""))
 		}

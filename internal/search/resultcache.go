@@ -32,6 +32,13 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 			return nil
 		}
 	}
+	// What the steps said they passed over, as they said it when the entry was written: the
+	// Engine's IgnoredInputs names it as it would after the search.
+	reported := stepsIgnored{}
+	for _, in := range c.Ignored {
+		reported.add(printable.String(in.Step), IgnoredInput{Name: printable.String(in.Name), Value: in.Value, Reason: printable.String(in.Reason)})
+	}
+	f.rememberIgnored(reported)
 	ex := &Explanation{Name: name, Kind: kind, Compatibility: check.trace(), Steps: []StepTrace{{
 		Step: "result-cache", Outcome: OutcomeFound,
 		Detail: fmt.Sprintf("nothing it depended on changed (%d observations)", len(c.Seen)),
@@ -52,7 +59,7 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 		se.Attempts = append(se.Attempts, printableAttempt(a))
 	}
 	if e, ok := f.catalog.Lookup(kind, name); ok {
-		se.Ignored = f.ignoredFor(e)
+		se.Ignored = f.ignoredFor(e, reported)
 	}
 	ex.Err = se
 	return ex
@@ -121,6 +128,11 @@ func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 		return
 	}
 	c := resultcache.Entry{Seen: seen}
+	for _, st := range ex.Steps {
+		for _, in := range st.Ignored {
+			c.Ignored = append(c.Ignored, resultcache.Ignored{Step: st.Step, Name: in.Name, Value: in.Value, Reason: in.Reason})
+		}
+	}
 	var se *SearchError
 	switch {
 	case ex.Result != nil && ex.Result.Step != StepAlreadyLoaded:

@@ -51,6 +51,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 	r := &cascade{f: f, ctx: ctx, e: e, mode: mode, rec: &observe.Recorder{}, check: check}
 	ex.Compatibility = check.trace()
 	defer func() {
+		f.rememberIgnored(ignoredBy(ex.Steps))
 		valid, seen = r.valid, r.rec.List()
 		if r.rec.Volatile() {
 			seen = nil // nothing to re-check it by: never cached
@@ -131,7 +132,7 @@ func (r *cascade) acceptKeptBack(ex *Explanation, k *keptCandidate) *LoadedLibra
 // would not load, a file found but refused, or nothing found at all.
 func (r *cascade) failure(ex *Explanation) error {
 	se := &SearchError{Name: ex.Name, Kind: ex.Kind, Err: ErrNotFound, Platform: r.f.platform,
-		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e)}
+		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e, ignoredBy(ex.Steps))}
 	for _, st := range ex.Steps {
 		if st.Outcome == OutcomeFailed && st.Detail != "" {
 			se.Failed = append(se.Failed, report.Attempt{Step: st.Step, Reason: st.Detail})
@@ -254,6 +255,11 @@ func (r *cascade) askPlugin(st *StepTrace) *LoadedLibrary {
 		return nil
 	}
 	st.Tried = hostTried(g.dirs.Paths, st.Step, resp.Tried)
+	for _, in := range resp.Ignored {
+		if _, granted := g.wasm.Env[in.Var]; granted { // a step passes over only what it was given
+			st.Ignored = append(st.Ignored, IgnoredInput{Name: in.Var, Value: r.f.getenv(in.Var), Reason: in.Reason, Why: report.SetAside})
+		}
+	}
 	for i, a := range resp.Tried {
 		// The sandbox shows nothing outside the step's grants: what a plugin says of such a path
 		// (no such directory) is not what is on the machine.

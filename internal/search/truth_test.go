@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -373,6 +374,12 @@ func TestFind_cudaHomePassedOver(t *testing.T) {
 			}
 			if tc.none && strings.Contains(msg, "ignored") {
 				t.Fatalf("error names an input it used: %v", err)
+			}
+			// Answered from the result cache, by an Engine whose steps never ran: the same.
+			cached := newFinder(t, testEnv{"CUDA_PATH": tc.cudaPath, "CUDA_HOME": home}, "")
+			_, err2 := cached.Find(bg, "cudart")
+			if hit := cached.searches.Load() == 0; !hit || err2 == nil || err2.Error() != msg || !slices.Equal(cached.IgnoredInputs(), got) {
+				t.Fatalf("from the cache (hit %v): %v, ignored %+v; want %v, ignored %+v", hit, err2, cached.IgnoredInputs(), err, got)
 			}
 		})
 	}

@@ -33,16 +33,9 @@ import (
 // ErrABIMismatch is returned when a plugin reports another ABI version than the host's.
 var ErrABIMismatch = errors.New("plugin abi version mismatch")
 
-// maxResponse bounds what a plugin may return, so a runaway plugin cannot make the host allocate
-// without limit.
-const maxResponse = 16 << 20
-
-// maxLogBytes and maxLogLines bound what one call may put in the trace: what the guest logs and
-// prints, and what the host writes about it (a refused system_resolve), counted together.
-const (
-	maxLogBytes = 64 << 10
-	maxLogLines = 1000
-)
+// The bounds on a plugin are abi's (abi.MaxResponseBytes, abi.MaxLogLines, …): a runaway plugin
+// cannot make the host allocate without limit, nor flood the trace. The log's bounds count what the
+// guest logs and prints and what the host writes about it (a refused system_resolve) together.
 
 // Compiling a module is part of the step that needs it, so it has that step's timeout: wazero
 // cannot interrupt the compilation of a function, and some shapes cost time quadratic in their size
@@ -51,9 +44,6 @@ const (
 // refusal remembered (in the process, and in the cache dir) for every timeout as short: no later
 // search of that bound compiles it again. The compile given up goes on in the background of this
 // one process until it ends; a process that exits, as the pathfinder command does, ends it.
-
-// maxIdle is how many idle instances a grant set keeps for concurrent callers.
-const maxIdle = 4
 
 // Engine compiles and caches modules. It is safe for concurrent use.
 type Engine struct {
@@ -136,7 +126,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, memoryBytes uint64, time
 	if commandModule(wasm) {
 		return nil, errors.New(e.refuse(hash, refusal{why: errCommand}))
 	}
-	pages := uint32(min(memoryBytes/65536, 65536))
+	pages := uint32(min(memoryBytes/abi.PageBytes, abi.MaxMemoryPages))
 	key := fmt.Sprintf("%s/%d", hash, pages)
 	// One compile per key; a slow module never holds up another plugin's first load.
 	e.mu.Lock()
@@ -343,7 +333,7 @@ type instance struct {
 	mounts         []*sandboxfs.RootFS
 	mod            api.Module
 	alloc, search  api.Function
-	stdout, stderr bounded.Buffer // the first guestOutputLimit bytes a guest prints; the rest is dropped
+	stdout, stderr bounded.Buffer // the first abi.MaxOutputBytes bytes a guest prints; the rest is dropped
 }
 
 // callState travels in the call's context so host functions know whose log they write and what
@@ -361,7 +351,7 @@ func (st *callState) addLog(line string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	line = printable.String(line)
-	if len(st.log) >= maxLogLines || st.logBytes+len(line) > maxLogBytes {
+	if len(st.log) >= abi.MaxLogLines || st.logBytes+len(line) > abi.MaxLogBytes {
 		st.dropped++
 		return
 	}
@@ -376,7 +366,7 @@ func (st *callState) lines() []string {
 	if st.dropped == 0 {
 		return st.log
 	}
-	return append(st.log, fmt.Sprintf("(%d more log lines dropped: a call keeps %d lines, %d KiB)", st.dropped, maxLogLines, maxLogBytes>>10))
+	return append(st.log, fmt.Sprintf("(%d more log lines dropped: a call keeps %d lines, %d KiB)", st.dropped, abi.MaxLogLines, abi.MaxLogBytes>>10))
 }
 
 type stateKey struct{}
@@ -388,7 +378,7 @@ func hostSystemResolve(ctx context.Context, m api.Module, namePtr, nameLen, out,
 	if st == nil || st.resolve == nil {
 		return abi.ResolveDenied
 	}
-	name, ok := m.Memory().Read(namePtr, min(nameLen, 256))
+	name, ok := m.Memory().Read(namePtr, min(nameLen, abi.MaxResolveName))
 	if !ok {
 		return abi.ResolveNotFound
 	}
@@ -411,13 +401,13 @@ func hostLog(ctx context.Context, m api.Module, ptr, size uint32) {
 	if st == nil {
 		return
 	}
-	if b, ok := m.Memory().Read(ptr, min(size, 4096)); ok {
+	if b, ok := m.Memory().Read(ptr, min(size, abi.MaxLogLineBytes)); ok {
 		st.addLog(string(b))
 	}
 }
 
 func (m *Module) instantiate(ctx context.Context, g Grants) (*instance, error) {
-	inst := &instance{stdout: bounded.Buffer{Limit: guestOutputLimit}, stderr: bounded.Buffer{Limit: guestOutputLimit}}
+	inst := &instance{stdout: bounded.Buffer{Limit: abi.MaxOutputBytes}, stderr: bounded.Buffer{Limit: abi.MaxOutputBytes}}
 	fsc := wazero.NewFSConfig()
 	for _, mt := range g.Mounts {
 		rfs := sandboxfs.NewRootFS(mt.Root, mt.Path)
@@ -454,7 +444,7 @@ func (m *Module) checkVersion(ctx context.Context, inst *instance) error {
 		return m.explain(ctx, err, doing, inst)
 	}
 	if v := int32(res[0]); v != abi.Version {
-		return fmt.Errorf("%w: host %d, plugin %d", ErrABIMismatch, abi.Version, v)
+		return fmt.Errorf("%w: host %d, plugin %d: %s", ErrABIMismatch, abi.Version, v, abi.VersionAdvice(int(v)))
 	}
 	return nil
 }
@@ -518,7 +508,7 @@ func (m *Module) Call(ctx context.Context, g Grants, req []byte, timeout time.Du
 		return nil, res, err
 	}
 	m.mu.Lock()
-	if len(m.idle[fp]) < maxIdle {
+	if len(m.idle[fp]) < abi.MaxIdleInstances {
 		m.idle[fp] = append(m.idle[fp], inst)
 		inst = nil
 	}
@@ -547,8 +537,8 @@ func (m *Module) call(ctx context.Context, inst *instance, req []byte) ([]byte, 
 		return nil, m.explain(ctx, err, doing, inst)
 	}
 	rptr, rlen := uint32(r[0]>>32), uint32(r[0])
-	if rlen > maxResponse {
-		return nil, fmt.Errorf("response of %d bytes is over the %d-byte limit", rlen, maxResponse)
+	if rlen > abi.MaxResponseBytes {
+		return nil, fmt.Errorf("response of %d bytes is over the %d-byte limit", rlen, abi.MaxResponseBytes)
 	}
 	b, ok := inst.mod.Memory().Read(rptr, rlen)
 	if !ok {
@@ -630,9 +620,6 @@ func guestFatal(stderr string) string {
 	return ""
 }
 
-// guestOutputLimit is how much of what a guest prints is kept, on each of stdout and stderr.
-const guestOutputLimit = 64 << 10
-
 func (inst *instance) output() []string {
 	var lines []string
 	for _, buf := range []*bounded.Buffer{&inst.stdout, &inst.stderr} {
@@ -678,7 +665,7 @@ func (m *Module) Describe(ctx context.Context, timeout time.Duration) (*abi.Desc
 	if err != nil {
 		return nil, m.explain(ctx, err, doing, inst)
 	}
-	b, ok := inst.mod.Memory().Read(uint32(r[0]>>32), min(uint32(r[0]), maxResponse))
+	b, ok := inst.mod.Memory().Read(uint32(r[0]>>32), min(uint32(r[0]), abi.MaxResponseBytes))
 	if !ok {
 		return nil, errors.New("description outside its memory")
 	}

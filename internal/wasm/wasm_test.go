@@ -111,7 +111,7 @@ func TestModule_concurrentCallers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := m.idleCount(); n > maxIdle {
-		t.Fatalf("%d idle instances kept, limit %d", n, maxIdle)
+	if n := m.idleCount(); n > abi.MaxIdleInstances {
+		t.Fatalf("%d idle instances kept, limit %d", n, abi.MaxIdleInstances)
 	}
 }

@@ -9,5 +9,5 @@ import (
 // TestStepMatchesReference runs the C of this step, as the builtin module ships it (canary.c), and
 // Search over the same random trees, and requires the same candidates, attempts and log lines.
 func TestStepMatchesReference(t *testing.T) {
-	steptest.MatchReference(t, Plugin, steptest.Options{SystemResolve: true})
+	steptest.MatchReference(t, Plugin)
 }

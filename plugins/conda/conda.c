@@ -11,5 +11,5 @@ void search_conda(const request *rq, response *rs) {
 	const char *prefix = env_dir(rs, "CONDA_PREFIX");
 	if (!prefix)
 		return;
-	find(rq, rs, under(prefix, conda_dirs(rq)), "conda");
+	find(rq, rs, under(prefix, conda_dirs(rq)));
 }

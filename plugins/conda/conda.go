@@ -24,6 +24,6 @@ func Search(env abi.Env, req *abi.Request) *abi.Response {
 	for _, rel := range req.Library.CondaDirs(req.Platform) {
 		dirs = append(dirs, path.Join(prefix, rel))
 	}
-	abi.Find(env, req, resp, dirs, "conda")
+	abi.Find(env, req, resp, dirs)
 	return resp
 }

@@ -19,29 +19,37 @@ func TestSearch(t *testing.T) {
 		InstallRootRelDirs: []string{"lib", "lib64"},
 	}
 	tests := []struct {
-		name  string
-		env   map[string]string
-		files fstest.MapFS
-		want  []string // path=label
-		tried string   // some attempt reason contains it
+		name    string
+		env     map[string]string
+		files   fstest.MapFS
+		want    []string
+		tried   string // some attempt reason contains it
+		ignored string // the variables reported as passed over
 	}{
 		{
 			name:  "install root first, then CUDA_PATH",
 			env:   map[string]string{"CUDNN_PATH": "/cudnn", "CUDA_PATH": "/cuda"},
 			files: fstest.MapFS{"cudnn/lib/libcudnn.so.9": elf, "cuda/lib64/libcudnn.so.9": elf},
-			want:  []string{"/cudnn/lib/libcudnn.so.9=CUDNN_PATH", "/cuda/lib64/libcudnn.so.9=CUDA_PATH"},
+			want:  []string{"/cudnn/lib/libcudnn.so.9", "/cuda/lib64/libcudnn.so.9"},
 		},
 		{
-			name:  "CUDA_PATH hides CUDA_HOME",
-			env:   map[string]string{"CUDA_PATH": "/cuda", "CUDA_HOME": "/home"},
-			files: fstest.MapFS{"home/lib64/libcudnn.so.9": elf},
-			want:  nil,
+			name:    "CUDA_PATH hides CUDA_HOME",
+			env:     map[string]string{"CUDA_PATH": "/cuda", "CUDA_HOME": "/home"},
+			files:   fstest.MapFS{"home/lib64/libcudnn.so.9": elf},
+			want:    nil,
+			ignored: "CUDA_HOME",
+		},
+		{
+			name:  "CUDA_HOME naming CUDA_PATH's directory is not passed over",
+			env:   map[string]string{"CUDA_PATH": "/cuda", "CUDA_HOME": "/cuda/"},
+			files: fstest.MapFS{"cuda/lib64/libcudnn.so.9": elf},
+			want:  []string{"/cuda/lib64/libcudnn.so.9"},
 		},
 		{
 			name:  "CUDA_HOME when CUDA_PATH is unset; every anchor dir",
 			env:   map[string]string{"CUDA_HOME": "/home"},
 			files: fstest.MapFS{"home/lib64/other": elf, "home/lib/libcudnn.so.9": elf},
-			want:  []string{"/home/lib/libcudnn.so.9=CUDA_HOME"},
+			want:  []string{"/home/lib/libcudnn.so.9"},
 		},
 		{
 			name:  "relative values are refused",
@@ -56,10 +64,17 @@ func TestSearch(t *testing.T) {
 			resp := Search(env, &abi.Request{ABI: abi.Version, Platform: abi.Platform{OS: "linux", Arch: "amd64"}, Library: cudnn})
 			var got []string
 			for _, c := range resp.Candidates {
-				got = append(got, c.Path+"="+c.FoundVia)
+				got = append(got, c.Path)
 			}
 			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
 				t.Fatalf("candidates %v, want %v (tried %+v)", got, tt.want, resp.Tried)
+			}
+			var ignored []string
+			for _, in := range resp.Ignored {
+				ignored = append(ignored, in.Var)
+			}
+			if strings.Join(ignored, " ") != tt.ignored {
+				t.Fatalf("ignored %+v, want %q", resp.Ignored, tt.ignored)
 			}
 			if tt.tried != "" {
 				var reasons []string
@@ -98,7 +113,7 @@ func TestSearch_windowsArch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, tt.lib)}
-			steptest.WantBoth(t, Plugin, cuda, map[string]string{"CUDA_PATH": cuda}, req, "CUDA_PATH", tt.want)
+			steptest.WantBoth(t, Plugin, cuda, map[string]string{"CUDA_PATH": cuda}, req, tt.want)
 		})
 	}
 }
@@ -122,7 +137,7 @@ func TestSearch_windowsInstallRoots(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &abi.Request{Kind: tt.kind, Platform: tt.plat, Library: steptest.PackLibrary(t, tt.kind, "cudnn")}
-			steptest.WantBoth(t, Plugin, cudnn, map[string]string{"CUDNN_PATH": cudnn}, req, "CUDNN_PATH", tt.want)
+			steptest.WantBoth(t, Plugin, cudnn, map[string]string{"CUDNN_PATH": cudnn}, req, tt.want)
 		})
 	}
 }

@@ -347,5 +347,5 @@ void search_programfiles(const request *rq, response *rs) {
 		if (parse_glob(&w, globs.v[i], &entries[n]))
 			n++;
 	walk(&w, root, entries, n);
-	find(rq, rs, w.seen, "ProgramFiles");
+	find(rq, rs, w.seen);
 }

@@ -1,7 +1,7 @@
 // Package programfiles is the search step for products installed under Windows' Program Files
 // directory, such as cuDNN 9 (C:\Program Files\NVIDIA\CUDNN\v9.10\bin\12.9\x64\cudnn64_9.dll): the
 // descriptor's program_files_dirs_windows globs under %ProgramW6432%, else %ProgramFiles%, newest
-// version first. found_via is "ProgramFiles".
+// version first.
 //
 // # Globs
 //
@@ -45,9 +45,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 )
 
-// FoundVia is the label of what this step finds, as cuda.pathfinder names it.
-const FoundVia = "ProgramFiles"
-
 // Plugin registers the step.
 var Plugin = abi.Plugin{Name: "programfiles", Version: "1", Env: []string{"ProgramW6432", "ProgramFiles"}, Search: Search}
 
@@ -80,7 +77,7 @@ func Search(env abi.Env, req *abi.Request) *abi.Response {
 		}
 	}
 	w.walk(root, entries)
-	abi.Find(env, req, resp, w.dirs, FoundVia)
+	abi.Find(env, req, resp, w.dirs)
 	return resp
 }
 

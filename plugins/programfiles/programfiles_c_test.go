@@ -16,7 +16,7 @@ import (
 
 // TestStepMatchesReference runs the C of this step, as the builtin module ships it (programfiles.c), and
 // Search over the same random trees, and requires the same candidates, attempts and log lines.
-func TestStepMatchesReference(t *testing.T) { steptest.MatchReference(t, Plugin, steptest.Options{}) }
+func TestStepMatchesReference(t *testing.T) { steptest.MatchReference(t, Plugin) }
 
 // FuzzProgramFilesMatchReference: random globs over random directory names order and match alike.
 func FuzzProgramFilesMatchReference(f *testing.F) {
@@ -50,10 +50,10 @@ func FuzzProgramFilesMatchReference(f *testing.F) {
 		env := map[string]string{"ProgramW6432": root}
 		g := rt.Guest(t, env)
 		defer g.Module.Close(context.Background())
-		req := &abi.Request{ABI: 1, Step: "programfiles", Entry: "programfiles", Kind: abi.KindDynamicLib, Platform: abi.Platform{OS: "windows", Arch: "amd64"},
+		req := &abi.Request{ABI: abi.Version, Step: "programfiles", Entry: "programfiles", Kind: abi.KindDynamicLib, Platform: abi.Platform{OS: "windows", Arch: "amd64"},
 			Library: abi.Descriptor{Name: "cudnn", WindowsDLLs: []string{"cudnn64_9.dll"}, ProgramFilesDirsWindows: []string{glob, "NVIDIA/CUDNN/*"}}}
-		want, wantLog := steptest.Reference(req, env, nil)
-		got, gotLog := g.Search(t, req, nil)
+		want, wantLog := steptest.Reference(req, env)
+		got, gotLog := g.Search(t, req)
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotLog, wantLog) {
 			t.Fatalf("glob %q over %q:\nC:  %+v %q\nGo: %+v %q", glob, names, got, gotLog, want, wantLog)
 		}

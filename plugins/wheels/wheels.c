@@ -22,5 +22,5 @@ void search_wheels(const request *rq, response *rs) {
 	for (int s = 0; s < subs.n; s++)
 		for (int i = 0; i < sites.n; i++)
 			push(&dirs, path_join(sites.v[i], subs.v[s]));
-	find(rq, rs, dirs, "site-packages");
+	find(rq, rs, dirs);
 }

@@ -32,6 +32,6 @@ func Search(env abi.Env, req *abi.Request) *abi.Response {
 			dirs = append(dirs, path.Join(site, sub))
 		}
 	}
-	abi.Find(env, req, resp, dirs, "site-packages")
+	abi.Find(env, req, resp, dirs)
 	return resp
 }

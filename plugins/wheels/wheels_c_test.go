@@ -8,4 +8,4 @@ import (
 
 // TestStepMatchesReference runs the C of this step, as the builtin module ships it (wheels.c), and
 // Search over the same random trees, and requires the same candidates, attempts and log lines.
-func TestStepMatchesReference(t *testing.T) { steptest.MatchReference(t, Plugin, steptest.Options{}) }
+func TestStepMatchesReference(t *testing.T) { steptest.MatchReference(t, Plugin) }

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
 )
 
 // TestContractIsCurrent fails when abi/c/contract.h or contract.c is not what package abi makes
@@ -49,7 +52,7 @@ func Test_generate_follows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"typedef struct {\n\tconst char *name;\n\tstrs tags;\n\tint count;\n\tbool ok;\n} thing;",
-		"thing *things;\n\tint nthings, capthings;", "void decode_box(const json *j, box *v);", "#define ABI_VERSION 1",
+		"thing *things;\n\tint nthings, capthings;", "void decode_box(const json *j, box *v);", "#define ABI_VERSION " + strconv.Itoa(abi.Version),
 		"#define TEXT_NOT_SET \"not set\"", "const char *text_version_mismatch(long long a1, long long a2);"} {
 		if !strings.Contains(string(h), want) {
 			t.Errorf("contract.h lacks %q:\n%s", want, h)

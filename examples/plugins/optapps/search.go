@@ -65,11 +65,7 @@ func search(env abi.Env, req *abi.Request) *abi.Response {
 		for i, a := range anchors {
 			dirs[i] = path.Join(root, v, a)
 		}
-		n := len(resp.Candidates)
-		abi.Find(env, req, resp, dirs, "optapps")
-		for i := n; i < len(resp.Candidates); i++ {
-			resp.Candidates[i].Note = "CUDA " + v
-		}
+		abi.Find(env, req, resp, dirs)
 	}
 	env.Log("%d toolkits under %s: %s", len(versions), root, strings.Join(versions, ", "))
 	return resp

@@ -33,12 +33,12 @@ func TestStepsRequests(t *testing.T) {
 		t.Errorf("the module registers %s", names)
 	}
 	for _, tt := range []struct{ req, want string }{
-		{`{"abi":2,"step":"wheels"}`, "abi version mismatch: host 2, plugin 1"},
-		{`{"abi":1,"step":"nope"}`, `no search named "nope" in this plugin (has ` + names + `)`},
-		{`{"abi":1,"entry":"nope"}`, `no search named "nope" in this plugin`},
-		{`{"abi":1,`, "bad request: "},
+		{`{"abi":3,"step":"wheels"}`, "abi version mismatch: host 3, plugin 2"},
+		{`{"abi":2,"step":"nope"}`, `no search named "nope" in this plugin (has ` + names + `)`},
+		{`{"abi":2,"entry":"nope"}`, `no search named "nope" in this plugin`},
+		{`{"abi":2,`, "bad request: "},
 		{`[1,2]`, "bad request: "},
-		{`{"abi":1} x`, "bad request: "},
+		{`{"abi":2} x`, "bad request: "},
 		{``, "bad request: "},
 	} {
 		got := g.Raw(t, []byte(tt.req))
@@ -72,13 +72,13 @@ func TestStepsRequests_goWords(t *testing.T) {
 
 // FuzzStepsRequest: any request bytes get valid JSON back, never a trap.
 func FuzzStepsRequest(f *testing.F) {
-	req, _ := json.Marshal(abi.Request{ABI: 1, Step: "wheels", Entry: "wheels", Kind: abi.KindDynamicLib,
+	req, _ := json.Marshal(abi.Request{ABI: abi.Version, Step: "wheels", Entry: "wheels", Kind: abi.KindDynamicLib,
 		Platform: abi.Platform{OS: "linux", Arch: "amd64"}, Library: abi.Descriptor{Name: "cudart", LinuxSonames: []string{"libcudart.so.12"}, SitePackagesLinux: []string{"nvidia/cu13/lib"}},
 		Roots: []abi.Root{{Path: "/nonexistent/site", Role: abi.RoleSitePackages}}})
 	f.Add(req)
-	f.Add([]byte(`{"abi":1,"entry":"programfiles","platform":{"os":"windows","arch":"amd64"},"library":{"name":"\u00e9\ud800","windows_dlls":["a\"b"],"program_files_dirs_windows":["[","x/*/[a-]"]}}`))
-	f.Add([]byte(`{"abi":1,"entry":"canary","library":{"ctk_root_canary_anchor_libnames":["libcudart.so.12",""]}}`))
-	f.Add([]byte(`{"abi":1,"entry":"x\u0001\"","options":{"a":"b","c":1},"library":{"requires_rtld_deepbind":true}}`))
+	f.Add([]byte(`{"abi":2,"entry":"programfiles","platform":{"os":"windows","arch":"amd64"},"library":{"name":"\u00e9\ud800","windows_dlls":["a\"b"],"program_files_dirs_windows":["[","x/*/[a-]"]}}`))
+	f.Add([]byte(`{"abi":2,"entry":"canary","library":{"ctk_root_canary_anchor_libnames":["libcudart.so.12",""]}}`))
+	f.Add([]byte(`{"abi":2,"entry":"x\u0001\"","options":{"a":"b","c":1},"library":{"requires_rtld_deepbind":true}}`))
 	g := NewRuntime(f, f.TempDir()).Guest(f, map[string]string{"ProgramW6432": "/nonexistent", "CONDA_PREFIX": "/x"})
 	g.resolve = func(n string) (string, error) { return "/usr/local/cuda/lib64/" + n, nil }
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -22,7 +22,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/BurntSushi/toml"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -31,13 +30,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
-
-// Options says what a step needs beyond a tree and variables.
-type Options struct {
-	// SystemResolve: the step asks the host where the OS loader finds a library; it is run once
-	// more under each answer the test knows (a toolkit layout, none, not found, not granted).
-	SystemResolve bool
-}
 
 // Platforms are the platforms every step is compared on.
 var Platforms = platforms()
@@ -52,11 +44,11 @@ func platforms() []abi.Platform {
 }
 
 // MatchReference compares the builtin module's p.Name with p over two random universes.
-func MatchReference(t *testing.T, p abi.Plugin, opt Options) {
+func MatchReference(t *testing.T, p abi.Plugin) {
 	CheckModule(t, p.Name)
 	Register(p)
 	for seed := range uint64(2) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { compare(t, p.Name, seed, opt) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { compare(t, p.Name, seed) })
 	}
 }
 
@@ -120,18 +112,15 @@ var kinds = []abi.Kind{abi.KindDynamicLib, abi.KindHeaderDir, abi.KindBinary, ab
 
 // PackDescriptors returns every descriptor of the builtin pack with its kind.
 func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Descriptor {
-	var pack struct {
-		Library   []abi.Descriptor `toml:"library"`
-		Header    []abi.Descriptor `toml:"header"`
-		Binary    []abi.Descriptor `toml:"binary"`
-		StaticLib []abi.Descriptor `toml:"static_lib"`
-		Bitcode   []abi.Descriptor `toml:"bitcode"`
-	}
-	if _, err := toml.Decode(string(builtin.NVIDIAPack()), &pack); err != nil {
+	c, err := catalog.New(catalog.Pack{Name: "nvidia.toml", Data: builtin.NVIDIAPack()})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return map[abi.Kind][]abi.Descriptor{abi.KindDynamicLib: pack.Library, abi.KindHeaderDir: pack.Header,
-		abi.KindBinary: pack.Binary, abi.KindStaticLib: pack.StaticLib, abi.KindBitcode: pack.Bitcode}
+	out := map[abi.Kind][]abi.Descriptor{}
+	for _, k := range kinds {
+		out[k] = c.Descriptors(k)
+	}
+	return out
 }
 
 // compiled is shared by every Runtime of a test binary: the module is compiled once.
@@ -205,8 +194,8 @@ func (r *Runtime) Guest(t testing.TB, env map[string]string) Guest {
 }
 
 // Search runs one request in the guest and returns its response and log lines.
-func (g Guest) Search(t testing.TB, req *abi.Request, resolve func(string) (string, error)) (*abi.Response, []string) {
-	g.log, g.resolve = nil, resolve
+func (g Guest) Search(t testing.TB, req *abi.Request) (*abi.Response, []string) {
+	g.log = nil
 	in, _ := json.Marshal(req)
 	out := g.Raw(t, in)
 	var resp abi.Response
@@ -234,10 +223,10 @@ func (g Guest) Raw(t testing.TB, in []byte) []byte {
 
 // Reference runs the same request through the registered Go plugin, with the request and the
 // response encoded as they cross between a Go guest and the host (invalid UTF-8 becomes U+FFFD).
-func Reference(req *abi.Request, env map[string]string, resolve func(string) (string, error)) (*abi.Response, []string) {
+func Reference(req *abi.Request, env map[string]string) (*abi.Response, []string) {
 	var log []string
 	e := abi.Env{FS: os.DirFS("/"), Getenv: func(k string) string { return env[k] },
-		Logf: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }, SystemResolve: resolve}
+		Logf: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }}
 	var sent abi.Request
 	b, _ := json.Marshal(req)
 	json.Unmarshal(b, &sent)
@@ -339,7 +328,7 @@ func Universe(t testing.TB, seed uint64) (dir string, env map[string]string) {
 	return dir, env
 }
 
-func compare(t *testing.T, step string, seed uint64, opt Options) {
+func compare(t *testing.T, step string, seed uint64) {
 	dir, full := Universe(t, seed)
 	without := func(drop ...string) map[string]string {
 		m := map[string]string{}
@@ -356,6 +345,13 @@ func compare(t *testing.T, step string, seed uint64, opt Options) {
 	homeOnly["ProgramFiles"] = full["ProgramW6432"]
 	relative := without()
 	relative["CONDA_PREFIX"], relative["CUDA_PATH"], relative["ProgramW6432"] = "conda", "cuda", "pf"
+	// A CUDA_HOME beside CUDA_PATH: through a link to its directory (not passed over), and beside a
+	// relative CUDA_PATH (passed over).
+	link := filepath.Join(dir, "cuda-link")
+	if err := os.Symlink(full["CUDA_PATH"], link); err != nil {
+		t.Fatal(err)
+	}
+	full["CUDA_HOME"], relative["CUDA_HOME"] = link, filepath.Join(dir, "conda")
 	envs := []map[string]string{full, homeOnly, relative, {}}
 	rt := NewRuntime(t, dir)
 	var guests []Guest
@@ -363,39 +359,27 @@ func compare(t *testing.T, step string, seed uint64, opt Options) {
 		guests = append(guests, rt.Guest(t, env))
 	}
 
-	cuda := filepath.Join(dir, "cuda")
-	resolvers := map[string]func(string) (string, error){
-		"lib64":     func(n string) (string, error) { return path.Join(cuda, "lib64", n), nil },
-		"targets":   func(n string) (string, error) { return path.Join(cuda, "targets/x86_64-linux/lib", n), nil },
-		"bin/x64":   func(n string) (string, error) { return path.Join(cuda, "bin/x64", n), nil },
-		"no layout": func(n string) (string, error) { return path.Join(cuda, "share", n), nil },
-		"root":      func(n string) (string, error) { return "/" + n, nil },
-		"not found": func(string) (string, error) { return "", fmt.Errorf("the system loader would not find it") },
-		"denied":    func(string) (string, error) { return "", abi.ErrNotGranted },
-	}
-	sites := []abi.Root{{Path: path.Join(dir, "site1"), Role: abi.RoleSitePackages}, {Path: path.Join(dir, "other")}, {Path: path.Join(dir, "site2"), Role: abi.RoleSitePackages}}
+	// Roots of every role, each step taking its own: site-packages, one the config names, canary
+	// roots (a toolkit, and a conda prefix laid out as one).
+	roots := []abi.Root{{Path: path.Join(dir, "site1"), Role: abi.RoleSitePackages}, {Path: path.Join(dir, "other")},
+		{Path: path.Join(dir, "cuda"), Role: abi.RoleCanaryRoot}, {Path: path.Join(dir, "site2"), Role: abi.RoleSitePackages},
+		{Path: path.Join(dir, "conda"), Role: abi.RoleCanaryRoot}}
 	calls, found := 0, 0
 	descriptors := PackDescriptors(t)
 	for _, kind := range kinds {
 		for _, lib := range descriptors[kind] {
 			for _, p := range Platforms {
 				for e, env := range envs {
-					rs := map[string]func(string) (string, error){"": nil}
-					if opt.SystemResolve && e == 0 {
-						rs = resolvers
+					req := &abi.Request{ABI: abi.Version, Step: step, Entry: step, Kind: kind, Platform: p, Library: lib, Roots: roots}
+					if e == 3 {
+						req.Roots = nil
 					}
-					for rname, resolve := range rs {
-						req := &abi.Request{ABI: abi.Version, Step: step, Entry: step, Kind: kind, Platform: p, Library: lib, Roots: sites}
-						if e == 3 {
-							req.Roots = nil
-						}
-						want, wantLog := Reference(req, env, resolve)
-						got, gotLog := guests[e].Search(t, req, resolve)
-						calls++
-						found += len(got.Candidates)
-						if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotLog, wantLog) {
-							t.Fatalf("%s %s %q on %s, env %d, resolver %q:\nC:  %+v\n    log %q\nGo: %+v\n    log %q", step, kind, lib.Name, p, e, rname, got, gotLog, want, wantLog)
-						}
+					want, wantLog := Reference(req, env)
+					got, gotLog := guests[e].Search(t, req)
+					calls++
+					found += len(got.Candidates)
+					if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotLog, wantLog) {
+						t.Fatalf("%s %s %q on %s, env %d:\nC:  %+v\n    log %q\nGo: %+v\n    log %q", step, kind, lib.Name, p, e, got, gotLog, want, wantLog)
 					}
 				}
 			}
@@ -423,8 +407,8 @@ func PackLibrary(t testing.TB, kind abi.Kind, name string) abi.Descriptor {
 
 // WantBoth runs req through p (the Go reference) and through the builtin module's C of the same step,
 // over the real tree under dir, and fails the test unless each proposes exactly want (paths relative
-// to dir, in order), each found via label. A step's table tests hold both forms to the same answer.
-func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *abi.Request, label string, want []string) {
+// to dir, in order). A step's table tests hold both forms to the same answer.
+func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req *abi.Request, want []string) {
 	t.Helper()
 	CheckModule(t, p.Name)
 	Register(p)
@@ -432,18 +416,14 @@ func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req
 	paths := func(r *abi.Response) []string {
 		var out []string
 		for _, c := range r.Candidates {
-			out = append(out, strings.TrimPrefix(c.Path, dir)+"="+c.FoundVia)
+			out = append(out, strings.TrimPrefix(c.Path, dir))
 		}
 		return out
 	}
-	ref, _ := Reference(req, env, nil)
-	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req, nil)
-	var wantVia []string
-	for _, w := range want {
-		wantVia = append(wantVia, w+"="+label)
-	}
-	if goGot, cGot := paths(ref), paths(got); !slices.Equal(goGot, wantVia) || !slices.Equal(cGot, wantVia) {
-		t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, wantVia)
+	ref, _ := Reference(req, env)
+	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req)
+	if goGot, cGot := paths(ref), paths(got); !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
+		t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
 	}
 }
 

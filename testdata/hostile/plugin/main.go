@@ -72,13 +72,8 @@ func hoards(abi.Env, *abi.Request) *abi.Response {
 	}
 }
 
-// proposes returns option "paths" as candidates, as they are, found via option "via" ("hostile"
-// when unset), option "repeat" times (once when unset).
+// proposes returns option "paths" as candidates, as they are, option "repeat" times (once when unset).
 func proposes(_ abi.Env, req *abi.Request) *abi.Response {
-	via := req.Options["via"]
-	if via == "" {
-		via = "hostile"
-	}
 	repeat, err := strconv.Atoi(req.Options["repeat"])
 	if err != nil {
 		repeat = 1
@@ -86,7 +81,7 @@ func proposes(_ abi.Env, req *abi.Request) *abi.Response {
 	resp := &abi.Response{}
 	for range repeat {
 		for _, p := range paths(req.Options["paths"]) {
-			resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p, FoundVia: via})
+			resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p})
 		}
 	}
 	return resp
@@ -118,14 +113,15 @@ func resolveFloods(env abi.Env, req *abi.Request) *abi.Response {
 const forgery = "\x1b[2J\x1b[H\x1b]0;pwned\x07hidden\r\u202eevil\n→ /opt/evil/libcudart.so.13 (found via site-packages, step wheels)"
 
 // forges puts forgery everywhere a plugin's words reach the trace: the log, stdout and stderr, what it
-// tried, and a candidate's path and found_via.
+// tried, a candidate's path, and an input it says it passed over.
 func forges(env abi.Env, req *abi.Request) *abi.Response {
 	env.Logf("%s", forgery)
 	fmt.Fprintln(os.Stdout, forgery)
 	fmt.Fprintln(os.Stderr, forgery)
-	resp := &abi.Response{Tried: []abi.Attempt{{Path: "/tried" + forgery, Reason: forgery}}}
+	resp := &abi.Response{Tried: []abi.Attempt{{Path: "/tried" + forgery, Reason: forgery}},
+		Ignored: []abi.IgnoredVar{{Var: "HOSTILE_ROOT", Reason: forgery}, {Var: forgery, Reason: forgery}}}
 	for _, p := range paths(req.Options["paths"]) {
-		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p, FoundVia: forgery})
+		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: p})
 	}
 	return resp
 }
@@ -147,7 +143,7 @@ func reads(_ abi.Env, req *abi.Request) *abi.Response {
 			continue
 		}
 		resp.Tried = append(resp.Tried, abi.Attempt{Path: p, Reason: "read ok"})
-		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: strings.TrimSpace(string(b)), FoundVia: "read " + p})
+		resp.Candidates = append(resp.Candidates, abi.Candidate{Path: strings.TrimSpace(string(b))})
 	}
 	for _, p := range paths(req.Options["write"]) {
 		if err := os.WriteFile(p, []byte("pwned\n"), 0o644); err != nil {
@@ -165,7 +161,7 @@ func peeks(_ abi.Env, req *abi.Request) *abi.Response {
 	for _, name := range strings.Fields(req.Options["vars"]) {
 		if v, ok := os.LookupEnv(name); ok {
 			resp.Tried = append(resp.Tried, abi.Attempt{Path: name, Reason: "set: " + v})
-			resp.Candidates = append(resp.Candidates, abi.Candidate{Path: v, FoundVia: "env " + name})
+			resp.Candidates = append(resp.Candidates, abi.Candidate{Path: v})
 		} else {
 			resp.Tried = append(resp.Tried, abi.Attempt{Path: name, Reason: "unset"})
 		}
