@@ -69,7 +69,7 @@ func explanationOf(ex *search.Explanation) *Explanation {
 		Steps: each(ex.Steps, func(st search.StepTrace) StepTrace {
 			return StepTrace{
 				Step: st.Step, Outcome: Outcome(st.Outcome), Detail: st.Detail, Duration: st.Duration,
-				Tried: attemptsOf(st.Tried), Log: st.Log, Candidates: each(st.Candidates, candidateOf),
+				Tried: attemptsOf(st.Tried), Ignored: ignoredOf(st.Ignored), Log: st.Log, Candidates: each(st.Candidates, candidateOf),
 			}
 		}),
 	}

@@ -173,7 +173,10 @@ type StepTrace struct {
 	Duration   time.Duration    `json:"duration_ns"`
 	Candidates []CandidateTrace `json:"candidates,omitempty"`
 	Tried      []Attempt        `json:"tried,omitempty"` // what the step looked at and passed over
-	Log        []string         `json:"log,omitempty"`
+	// Ignored are the variables the step said it passed over by its own rule (a CUDA_HOME that
+	// CUDA_PATH hides), each with its value.
+	Ignored []IgnoredInput `json:"ignored,omitempty"`
+	Log     []string       `json:"log,omitempty"`
 }
 
 // CandidateTrace is a candidate a step proposed and the host's verdict on it.

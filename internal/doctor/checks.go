@@ -1,9 +1,9 @@
 package doctor
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -348,13 +348,12 @@ func sameFile(a, b string) (bool, error) {
 // loadableHere reports whether p is a shared object the loader of this process would take: a
 // 64-bit ELF file for this machine (it passes over others and goes on to the next directory).
 func loadableHere(p string) bool {
-	f, err := elf.Open(p)
+	f, err := binfmt.OpenELF(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
-	return f.Class == elf.ELFCLASS64 && f.Machine == want
+	return f.Class == binfmt.Class64 && f.Machine == binfmt.MachineOf(runtime.GOARCH)
 }
 
 // checkCache: a cache that is off without being turned off, or that cannot be written, answers

@@ -36,7 +36,7 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 	// Engine's IgnoredInputs names it as it would after the search.
 	reported := stepsIgnored{}
 	for _, in := range c.Ignored {
-		reported.add(printable.String(in.Step), IgnoredInput{Name: printable.String(in.Name), Value: in.Value, Reason: printable.String(in.Reason)})
+		reported.add(printable.String(in.Step), IgnoredInput{Name: printable.String(in.Name), Value: in.Value, Reason: printable.String(in.Reason), Why: report.SetAside})
 	}
 	f.rememberIgnored(reported)
 	ex := &Explanation{Name: name, Kind: kind, Compatibility: check.trace(), Steps: []StepTrace{{
