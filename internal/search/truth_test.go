@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -168,20 +166,24 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 }
 
 // TestLoad_flipRace: another user flips a granted name between a library inside the root and a
-// symlink to one outside, as fast as it can, while libraries are loaded one after another: the
-// outside library's code never runs.
+// symlink to one outside, at each moment of a load: before the search, between the candidate's
+// validation and its load (beforeLoad), and after the last check, as the loader opens it
+// (beforeDlopen); every combination, one library each. The outside library's code never runs; a
+// name that is the inside library when validated loads it, one that leads outside is refused.
 func TestLoad_flipRace(t *testing.T) {
 	needLoader(t)
-	n := 1000
-	if testing.Short() {
-		n = 100
-	}
 	site, outside, marks := t.TempDir(), t.TempDir(), t.TempDir()
 	dir := filepath.Join(site, "pf", "lib")
 	os.MkdirAll(dir, 0o755)
-	os.Chmod(dir, 0o777)
+	os.Chmod(dir, 0o777) // anyone may rename in it
+	// When the name leads outside: before the search, at beforeLoad, at beforeDlopen.
+	type plan struct{ search, load, dlopen bool }
+	var plans []plan
+	for i := range 8 {
+		plans = append(plans, plan{i&1 != 0, i&2 != 0, i&4 != 0})
+	}
 	var pk strings.Builder
-	for i := range n {
+	for i := range plans {
 		pk.Write(pack(fmt.Sprintf("flip%04d", i), `site_packages_linux = ["pf/lib"]`))
 		pk.WriteString("\n")
 	}
@@ -192,53 +194,51 @@ func TestLoad_flipRace(t *testing.T) {
 	good := ctorLib(t, "libflip0000.so.1", filepath.Join(marks, "good-0000"), "flip_good")
 	evil := ctorLib(t, "libflop0000.so.1", filepath.Join(marks, "evil-0000"), "flip_evil")
 	patch := func(b []byte, i int) []byte {
-		tag := []byte(fmt.Sprintf("%04d", i))
-		return []byte(strings.ReplaceAll(string(b), "0000", string(tag)))
+		return []byte(strings.ReplaceAll(string(b), "0000", fmt.Sprintf("%04d", i)))
+	}
+	// flip points the name being loaded at the library inside (by a new link) or at the one
+	// outside, renaming over it as the other user would. (A rename between two links to one file
+	// does nothing: the link left over goes first.)
+	var target, real, out string
+	flip := func(outside bool) {
+		tmp := filepath.Join(dir, ".tmp-"+filepath.Base(target))
+		os.Remove(tmp)
+		var err error
+		if outside {
+			err = os.Symlink(out, tmp)
+		} else {
+			err = os.Link(real, tmp)
+		}
+		if err == nil {
+			err = os.Rename(tmp, target)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n")
-	var loaded atomic.Int64
-	for i := range n {
+	var pl plan
+	f.hooks.beforeLoad = func(string) { flip(pl.load) }
+	f.hooks.beforeDlopen = func(string) { flip(pl.dlopen) }
+	for i := range plans {
+		pl = plans[i]
 		name := fmt.Sprintf("libflip%04d.so.1", i)
-		target := filepath.Join(dir, name)
-		real, out := filepath.Join(dir, "."+name), filepath.Join(outside, name)
+		target, real, out = filepath.Join(dir, name), filepath.Join(dir, "."+name), filepath.Join(outside, name)
 		os.WriteFile(real, patch(good, i), 0o755)
 		os.WriteFile(out, patch(evil, i), 0o755)
-		os.Link(real, target)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { // the other user
-			defer wg.Done()
-			tmp := filepath.Join(dir, ".tmp-"+name)
-			for flip := 0; ; flip++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if flip%2 == 0 {
-					os.Symlink(out, tmp) // the name leads outside
-				} else {
-					os.Link(real, tmp) // the name is the library inside again
-				}
-				os.Rename(tmp, target)
-			}
-		}()
-		if _, err := f.Load(bg, fmt.Sprintf("flip%04d", i)); err == nil {
-			loaded.Add(1)
+		flip(pl.search)
+		_, err := f.Load(bg, fmt.Sprintf("flip%04d", i))
+		if (err == nil) == pl.search {
+			t.Errorf("%+v: Load = %v; want it loaded exactly when the name was the inside library as it was checked", pl, err)
 		}
-		close(stop)
-		wg.Wait()
+		_, ranGood := os.Stat(filepath.Join(marks, fmt.Sprintf("good-%04d", i)))
+		if _, ranEvil := os.Stat(filepath.Join(marks, fmt.Sprintf("evil-%04d", i))); ranEvil == nil {
+			t.Errorf("%+v: the outside library's constructor ran", pl)
+		}
+		if (ranGood == nil) != (err == nil) {
+			t.Errorf("%+v: Load = %v, yet the checked library's code ran: %v", pl, err, ranGood == nil)
+		}
 	}
-	evils, _ := filepath.Glob(filepath.Join(marks, "evil-*"))
-	if len(evils) > 0 {
-		t.Fatalf("the outside library's constructor ran %d times in %d loads", len(evils), n)
-	}
-	goods, _ := filepath.Glob(filepath.Join(marks, "good-*"))
-	if int64(len(goods)) != loaded.Load() {
-		t.Fatalf("%d loads succeeded but %d checked libraries ran", loaded.Load(), len(goods))
-	}
-	t.Logf("%d names flipped while loading: %d loaded the checked file, %d refused, no outside code ran", n, loaded.Load(), int64(n)-loaded.Load())
 }
 
 // TestFind_refusedIsNotNotFound: a file found but refused is an error of its own that names the
