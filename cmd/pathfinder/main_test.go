@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -48,21 +50,10 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
-// gccLib builds a real shared object with the given soname at path.
+// gccLib builds a real shared object with the given soname at path, linked with deps.
 func gccLib(t *testing.T, path, soname string, deps ...string) {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(t.TempDir(), "lib.c")
-	os.WriteFile(src, []byte("int marker(void) { return 1; }\n"), 0o644)
-	args := append([]string{"-shared", "-fPIC", "-Wl,-soname," + soname, "-o", path, src}, deps...)
-	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+	elfso.Build(t, path, soname, "int marker(void) { return 1; }\n", deps...)
 }
 
 // jsonLines decodes out as JSON Lines: every line one whole JSON object.

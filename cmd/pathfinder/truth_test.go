@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // The one line a user reads says what really happened: these run the built binary, in a process
@@ -25,15 +27,10 @@ func runBin(t *testing.T, bin string, env []string, args ...string) (stdout, std
 // markerLib builds a shared object whose constructor creates marker: its code ran in the process.
 func markerLib(t *testing.T, path, soname, marker string) {
 	t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	src := filepath.Join(t.TempDir(), "lib.c")
-	os.WriteFile(src, []byte(fmt.Sprintf(`#include <fcntl.h>
+	elfso.Build(t, path, soname, fmt.Sprintf(`#include <fcntl.h>
 __attribute__((constructor)) static void ran(void) { open(%q, O_CREAT|O_WRONLY, 0644); }
 int cuDriverGetVersion(int *v) { *v = 0; return 34; }
-`, marker)), 0o644)
-	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", path, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+`, marker))
 }
 
 // TestStubNeverHandedOut: a build's stubs directory first on LD_LIBRARY_PATH (libcuda.so.1 linked to

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // Real ELF libraries from gcc, built once per soname and class and copied where a test needs them.
@@ -45,7 +46,7 @@ type libSpec struct {
 // builtLibs builds the libraries not built yet, concurrently, and returns their paths.
 func builtLibs(t testing.TB, specs ...libSpec) []string {
 	t.Helper()
-	gcc := needTool(t, "gcc")
+	needTool(t, "gcc")
 	libsMu.Lock()
 	defer libsMu.Unlock()
 	if libsDir == "" {
@@ -54,12 +55,6 @@ func builtLibs(t testing.TB, specs ...libSpec) []string {
 			t.Fatal(err)
 		}
 		libsDir = d
-	}
-	src := filepath.Join(libsDir, "lib.c")
-	if _, err := os.Stat(src); err != nil {
-		if err := os.WriteFile(src, []byte("int pathfinder_test_symbol(void) { return 42; }\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	key := func(s libSpec) string {
 		if s.m32 {
@@ -80,20 +75,17 @@ func builtLibs(t testing.TB, specs ...libSpec) []string {
 		go func() {
 			defer wg.Done()
 			out := filepath.Join(libsDir, k, s.soname)
-			if errs[i] = os.MkdirAll(filepath.Dir(out), 0o755); errs[i] != nil {
-				return
-			}
-			args := []string{"-shared", "-fPIC", "-nostdlib", "-Wl,-soname," + s.soname, "-o", out, src}
+			args := []string{"-nostdlib"}
 			if s.m32 {
-				args = append([]string{"-m32"}, args...)
+				args = append(args, "-m32")
 			}
-			msg, err := exec.Command(gcc, args...).CombinedOutput()
+			err := elfso.Compile(out, s.soname, "int pathfinder_test_symbol(void) { return 42; }\n", args...)
 			switch {
 			case err == nil:
 			case s.m32:
 				errs[i] = os.WriteFile(out, fakeELF(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN), 0o755)
 			default:
-				errs[i] = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+				errs[i] = err
 			}
 		}()
 	}

@@ -3,12 +3,6 @@ package search
 import (
 	"context"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +10,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // libCache keeps each distinct gcc-built library once per test binary: tests copy it where they need it.
@@ -29,9 +31,6 @@ var (
 // path to a library built by elfLib), built by gcc.
 func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
 	key := soname + "\x00" + strings.Join(extraArgs, "\x00")
 	libMu.Lock()
 	defer libMu.Unlock()
@@ -46,18 +45,8 @@ func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
 		libDir = d
 	}
 	sym := "lib_" + strings.NewReplacer(".", "_", "-", "_").Replace(soname)
-	src := filepath.Join(libDir, sym+".c")
 	out := filepath.Join(libDir, fmt.Sprintf("%s-%d.so", sym, len(libCache)))
-	if err := os.WriteFile(src, []byte(fmt.Sprintf("int %s_marker(void) { return 42; }\n", sym)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-shared", "-fPIC", "-o", out, src}, extraArgs...)
-	if soname != "" {
-		args = append(args, "-Wl,-soname,"+soname)
-	}
-	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s", args, err, b)
-	}
+	elfso.Build(t, out, soname, fmt.Sprintf("int %s_marker(void) { return 42; }\n", sym), extraArgs...)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)

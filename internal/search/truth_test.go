@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // The tests here hold load and find to what really happens in the process: which file the loader
@@ -28,12 +28,8 @@ func ctorLib(t *testing.T, soname, marker, sym string) []byte {
 __attribute__((constructor)) static void ran(void) { int fd = open(%q, O_CREAT|O_WRONLY, 0644); if (fd >= 0) close(fd); }
 int %s(void) { return 7; }
 `, marker, sym)
-	dir := t.TempDir()
-	c, out := filepath.Join(dir, "lib.c"), filepath.Join(dir, soname)
-	os.WriteFile(c, []byte(src), 0o644)
-	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", out, c).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+	out := filepath.Join(t.TempDir(), soname)
+	elfso.Build(t, out, soname, src)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
