@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,14 +14,6 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
-)
-
-// goTool is the go command, looked up before any test's isolate() narrows PATH; goEnv keeps the go
-// command's build and module caches where they were before isolate() moved HOME (a cold build cache
-// costs a minute).
-var (
-	goTool, goToolErr = exec.LookPath("go")
-	goEnv             = []string{"HOME=" + os.Getenv("HOME"), "GOFLAGS=", "GOWORK=off", "GOPROXY=off"}
 )
 
 // wasmBuilds builds each Go plugin once per test binary: a build takes seconds even with a warm cache.
@@ -69,11 +60,6 @@ func buildWasm(t *testing.T, dir string) []byte {
 	return b.data
 }
 
-// pluginCacheDir is the compilation cache of the tests that compile a site plugin, one per test
-// binary: a busy machine may compile a Go plugin over its step's timeout, and the refusal,
-// remembered in the cache, must end with the run rather than fail every later one.
-var pluginCacheDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "pathfinder-plugin-cache-") })
-
 // usePluginCache points the command, after isolate, at the test binary's own plugin cache.
 func usePluginCache(t *testing.T) {
 	t.Helper()
@@ -89,22 +75,6 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// write writes data at path, creating directories, with mode 0644 (a plugin must not be writable by
-// others, whatever the umask).
-func write(t *testing.T, path string, data []byte) string {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestExtensibility_helperProcess is not a test of its own: the end-to-end tests run the command in a
 // child process through it (os/exec's helper-process pattern) when it loads libraries, so that what
 // it loads does not stay loaded in this process, where later tests would find it "already loaded".
@@ -114,28 +84,6 @@ func TestExtensibility_helperProcess(t *testing.T) {
 		t.Skip("run by the end-to-end tests, as a child process")
 	}
 	os.Exit(doMain(context.Background(), strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
-}
-
-// runChild runs pathfinder with args in a child process, with this process's environment.
-func runChild(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestExtensibility_helperProcess$")
-	cmd.Env = append(os.Environ(), "PATHFINDER_TEST_CHILD_ARGS="+strings.Join(args, "\x1f"))
-	return runCommand(t, cmd)
-}
-
-// runCommand runs cmd and returns what it printed and its exit status.
-func runCommand(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return out.String(), errb.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), 0
 }
 
 // optappsSite is a site with toolkits under opt/apps/cuda that only the optapps plugin knows, a
@@ -555,12 +503,4 @@ func TestPluginNew_outsideACheckout(t *testing.T) {
 	if want := "cd ~/src && pathfinder plugin new mine"; !strings.Contains(string(docs), want) {
 		t.Errorf("docs/plugins.md lacks %q", want)
 	}
-}
-
-// squeezeSpaces turns every run of spaces into one.
-func squeezeSpaces(s string) string {
-	for strings.Contains(s, "  ") {
-		s = strings.ReplaceAll(s, "  ", " ")
-	}
-	return s
 }

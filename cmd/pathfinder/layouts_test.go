@@ -10,25 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
-
-// putPE writes a PE DLL for machine at rel under dir, or an archive for a .lib, and returns its path.
-func putPE(t *testing.T, dir, rel string, machine uint16) string {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	data := fakepe.File(machine, true)
-	if strings.HasSuffix(rel, ".lib") {
-		data = []byte("!<arch>\n")
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestFind_windowsArm64 checks Windows layouts from Linux with --target, end to end through the CLI:
 // CUDA 13 wheels in nvidia/cu13/bin/x86_64 and nvidia/cu13/bin/arm64, the CUDA 12 component wheel

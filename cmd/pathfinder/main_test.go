@@ -1,91 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// isolate gives the command an environment with nothing from the machine that would change answers.
-func isolate(t *testing.T) string {
-	t.Helper()
-	home := t.TempDir()
-	// The go command's caches stay where they are: a build in a test must not start from nothing.
-	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
-		if v, err := exec.Command("go", "env", k).Output(); err == nil && os.Getenv(k) == "" {
-			t.Setenv(k, strings.TrimSpace(string(v)))
-		}
-	}
-	for k, v := range map[string]string{
-		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"),
-		"PATHFINDER_CACHE_DIR":     filepath.Join(os.TempDir(), "pathfinder-test-cache"),
-		"PATHFINDER_SITE_PACKAGES": "", "PATHFINDER_CONFIG": "", "VIRTUAL_ENV": "", "CONDA_PREFIX": "",
-		"CUDA_HOME": "", "CUDA_PATH": "", "CUDNN_PATH": "", "NCCL_HOME": "", "LD_LIBRARY_PATH": "",
-		"PATH": "/usr/bin:/bin",
-		// The compatibility check would hold answers to this machine's driver: off, unless a test
-		// about it turns it on and pins the driver it means.
-		"PATHFINDER_COMPATIBILITY": "off", "PATHFINDER_CUDA": "", "PATHFINDER_DRIVER_COMPATIBILITY": "",
-	} {
-		t.Setenv(k, v)
-	}
-	return home
-}
-
-func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = doMain(context.Background(), args, &out, &errb)
-	return out.String(), errb.String(), code
-}
-
-// gccLib builds a real shared object with the given soname at path, linked with deps.
-func gccLib(t *testing.T, path, soname string, deps ...string) {
-	t.Helper()
-	elfso.Build(t, path, soname, "int marker(void) { return 1; }\n", deps...)
-}
-
-// jsonLines decodes out as JSON Lines: every line one whole JSON object.
-func jsonLines[T any](t *testing.T, out string) []T {
-	t.Helper()
-	var all []T
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		var v T
-		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &v) != nil {
-			t.Fatalf("not one JSON object per line: %q in\n%s", line, out)
-		}
-		all = append(all, v)
-	}
-	return all
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func TestFind_json(t *testing.T) {
 	isolate(t)
@@ -359,57 +282,6 @@ func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
 	if !strings.Contains(out, "bin/x64/nvcc.exe  refused: not a PE file") {
 		t.Errorf("explain for windows/amd64 lacks the PE refusal:\n%s", out)
 	}
-}
-
-// builds are the binaries the tests built, one per set of build tags, each built once per test
-// binary.
-var (
-	buildsMu sync.Mutex
-	builds   = map[string]*build{}
-)
-
-type build struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary, before any isolate().
-func noCgoBinary(t *testing.T) string { return builtBinary(t, "") }
-
-// staticBinary builds the fully static pathfinder (-tags pathfinder_static), as noCgoBinary does.
-func staticBinary(t *testing.T) string { return builtBinary(t, "pathfinder_static") }
-
-func builtBinary(t *testing.T, tags string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	buildsMu.Lock()
-	b := builds[tags]
-	if b == nil {
-		b = &build{}
-		builds[tags] = b
-	}
-	buildsMu.Unlock()
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "pathfinder-bin-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, "pathfinder")
-		cmd := exec.Command(goBin, "build", "-tags", tags, "-o", b.path, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
 }
 
 func TestMain(m *testing.M) {

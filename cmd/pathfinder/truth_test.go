@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,14 +14,6 @@ import (
 
 // The one line a user reads says what really happened: these run the built binary, in a process
 // of its own, where the loader's environment is what the test sets.
-
-// runBin runs the binary bin with env added to the test's (isolated) environment.
-func runBin(t *testing.T, bin string, env []string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	return runCommand(t, cmd)
-}
 
 // markerLib builds a shared object whose constructor creates marker: its code ran in the process.
 func markerLib(t *testing.T, path, soname, marker string) {

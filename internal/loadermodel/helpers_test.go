@@ -202,3 +202,63 @@ func ldconfig(t testing.TB, root, format string, dirs ...string) []byte {
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
+
+// goldenTree is the tree testdata/ld.so.cache* were generated from, with goldenDirs as ld.so.conf.
+var (
+	goldenTree = map[string]string{
+		"opt/b/libfoo.so.1":                        "lib:libfoo.so.1",
+		"opt/b/glibc-hwcaps/x86-64-v3/libfoo.so.1": "lib:libfoo.so.1",
+		"opt/b/glibc-hwcaps/x86-64-v2/libfoo.so.1": "lib:libfoo.so.1",
+		"opt/b/libbar.so.2.1":                      "lib:libbar.so.2",
+		"opt/a/libfoo.so.1":                        "lib:libfoo.so.1",
+		"opt/a/libfoo.so.10":                       "lib:libfoo.so.10",
+		"opt/a/libfoo.so.9":                        "lib:libfoo.so.9",
+		"opt/c/libqux.so.3":                        "lib32:libqux.so.3",
+	}
+	goldenDirs    = []string{"/opt/b", "/opt/a", "/opt/c"}
+	goldenFormats = map[string]string{"new": "ld.so.cache", "old": "ld.so.cache.old", "compat": "ld.so.cache.compat"}
+)
+
+// runProbe runs the probe (through chroot when root is set) and returns one line per name.
+func runProbe(t *testing.T, root, dir, llp string, names ...string) []string {
+	t.Helper()
+	var cmd *exec.Cmd
+	if root != "" {
+		cmd = exec.Command(needTool(t, "chroot"), append([]string{root, "/probe"}, names...)...)
+	} else {
+		cmd = exec.Command(probe(t), names...)
+	}
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LD_") && !strings.HasPrefix(kv, "GLIBC_TUNABLES=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if llp != "" {
+		cmd.Env = append(cmd.Env, "LD_LIBRARY_PATH="+llp)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, stderr.Bytes())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(names) {
+		t.Fatalf("%s printed %d lines for %d names:\n%s", cmd, len(lines), len(names), out)
+	}
+	return lines
+}
+
+func openNeeds(t testing.TB, p string) (*elf.File, Needs) {
+	t.Helper()
+	f, err := elf.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := ReadNeeds(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, n
+}

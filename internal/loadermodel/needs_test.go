@@ -35,19 +35,6 @@ func needsOf(t *testing.T, p string) Needs {
 	return n
 }
 
-func openNeeds(t testing.TB, p string) (*elf.File, Needs) {
-	t.Helper()
-	f, err := elf.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := ReadNeeds(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, n
-}
-
 // TestLoadProblem_agreesWithDlopen: for each object, the model predicts a failure exactly when the
 // real loader (a child process that dlopens it) fails, and names what the loader names.
 func TestLoadProblem_agreesWithDlopen(t *testing.T) {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"debug/pe"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,7 +17,9 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
@@ -172,4 +175,82 @@ var bg = context.Background()
 // inputs included.
 func (f *Engine) resultKey(kind Kind, name string) string {
 	return f.results.Key(kind, name, f.checkFor(kind, name, true).key())
+}
+
+// elf32 is the header of a 32-bit x86 shared object: enough for the class check.
+func elf32() []byte {
+	b := make([]byte, 52)
+	copy(b, "\x7fELF\x01\x01\x01")
+	b[16], b[18] = 3, 3 // ET_DYN, EM_386
+	b[20] = 1
+	return b
+}
+
+func dump(ex *Explanation) string {
+	var b strings.Builder
+	for _, st := range ex.Steps {
+		b.WriteString(st.Step + " " + string(st.Outcome) + " " + st.Detail + "\n")
+		for _, c := range st.Candidates {
+			b.WriteString("  cand " + c.Path + " refused=" + c.Refused + "\n")
+		}
+		for _, a := range st.Tried {
+			b.WriteString("  tried " + a.Path + " " + a.Reason + "\n")
+		}
+		for _, l := range st.Log {
+			b.WriteString("  log " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
+var dllAMD64 = fakepe.File(pe.IMAGE_FILE_MACHINE_AMD64, true)
+
+// pack is a one-library descriptor pack; extra is appended to its table.
+func pack(name string, extra ...string) []byte {
+	return []byte(fmt.Sprintf("[[library]]\nname = %q\npackaged_with = \"other\"\nlinux_sonames = [\"lib%s.so.1\"]\n%s", name, name, strings.Join(extra, "\n")))
+}
+
+// newFinderOpts is New with opts, closed when the test ends.
+func newFinderOpts(t *testing.T, opts Options) *Engine {
+	t.Helper()
+	f, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// findFresh finds name with a fresh Engine (a new process, as far as the cache can tell) and reports
+// whether it was answered from the result cache.
+func findFresh(t *testing.T, env testEnv, config, name string) (*Library, error, bool) {
+	t.Helper()
+	f := newFinder(t, env, config)
+	lib, err := f.Find(bg, name)
+	return lib, err, f.hooks.searches.Load() == 0
+}
+
+// ctorLib is a shared object with this soname whose constructor creates the file marker: a test
+// tells from it whether the loader ran this library's code. sym names a function it defines.
+func ctorLib(t *testing.T, soname, marker, sym string) []byte {
+	t.Helper()
+	src := fmt.Sprintf(`#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void ran(void) { int fd = open(%q, O_CREAT|O_WRONLY, 0644); if (fd >= 0) close(fd); }
+int %s(void) { return 7; }
+`, marker, sym)
+	out := filepath.Join(t.TempDir(), soname)
+	elfso.Build(t, out, soname, src)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func needLoader(t *testing.T) {
+	t.Helper()
+	if !loader.Available {
+		t.Skip("this build cannot load libraries")
+	}
 }

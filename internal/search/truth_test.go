@@ -12,30 +12,11 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // The tests here hold load and find to what really happens in the process: which file the loader
 // maps, whether a second copy of a library appears, and what an error says happened. Each uses
 // libraries of its own pack: what a process loaded stays loaded.
-
-// ctorLib is a shared object with this soname whose constructor creates the file marker: a test
-// tells from it whether the loader ran this library's code. sym names a function it defines.
-func ctorLib(t *testing.T, soname, marker, sym string) []byte {
-	t.Helper()
-	src := fmt.Sprintf(`#include <fcntl.h>
-#include <unistd.h>
-__attribute__((constructor)) static void ran(void) { int fd = open(%q, O_CREAT|O_WRONLY, 0644); if (fd >= 0) close(fd); }
-int %s(void) { return 7; }
-`, marker, sym)
-	out := filepath.Join(t.TempDir(), soname)
-	elfso.Build(t, out, soname, src)
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // mappedFiles lists the files of this process's mappings whose base name starts with prefix.
 func mappedFiles(t *testing.T, prefix string) []string {
@@ -60,13 +41,6 @@ func mappedFiles(t *testing.T, prefix string) []string {
 		}
 	}
 	return out
-}
-
-func needLoader(t *testing.T) {
-	t.Helper()
-	if !loader.Available {
-		t.Skip("this build cannot load libraries")
-	}
 }
 
 // TestLoad_alreadyLoadedWins: a copy of a library (or of its dependency) already in the process —

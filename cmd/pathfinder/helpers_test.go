@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
+)
+
+// machine builds a captured machine under a temporary root: files by absolute path ("dir" makes a
+// folder), and the libcuda and libnvidia-ml of Debian's real driver packages where suite is set.
+func machine(t *testing.T, suite string, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, data := range files {
+		full := filepath.Join(root, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if data == "dir" {
+			os.MkdirAll(full, 0o755)
+			continue
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if suite != "" {
+		if runtime.GOARCH != "amd64" {
+			t.Skip("the unpacked Debian packages are amd64's")
+		}
+		libdir := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
+		for _, pkg := range []string{"libcuda1", "libnvidia-ml1"} {
+			p := realnv.Get(t, suite+"/"+pkg)
+			version := strings.SplitN(p.Version, "-", 2)[0]
+			soname := map[string]string{"libcuda1": "libcuda.so.1", "libnvidia-ml1": "libnvidia-ml.so.1"}[pkg]
+			file := strings.TrimSuffix(soname, "1") + version
+			installFile(t, p.Path("usr/lib/x86_64-linux-gnu/nvidia/current/"+file), filepath.Join(libdir, file))
+			if err := os.Symlink(file, filepath.Join(libdir, soname)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// installFile hard-links from at to, or copies it where the file systems differ.
+func installFile(t *testing.T, from, to string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(to), 0o755)
+	if os.Link(from, to) == nil {
+		return
+	}
+	data, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, data, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kernelModule is what a loaded nvidia module of version v shows in /sys and /proc.
+func kernelModule(v string, ctl bool) map[string]string {
+	m := map[string]string{
+		"/sys/module/nvidia/version":  v + "\n",
+		"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  " + v + "  Release Build  (dvs-builder@U22-I3-AE18-23-3)  Wed Jun 18 00:00:00 UTC 2025\n",
+	}
+	if ctl {
+		m["/dev/nvidiactl"] = ""
+	}
+	return m
+}
+
+// goTool is the go command, looked up before any test's isolate() narrows PATH; goEnv keeps the go
+// command's build and module caches where they were before isolate() moved HOME (a cold build cache
+// costs a minute).
+var (
+	goTool, goToolErr = exec.LookPath("go")
+	goEnv             = []string{"HOME=" + os.Getenv("HOME"), "GOFLAGS=", "GOWORK=off", "GOPROXY=off"}
+)
+
+// pluginCacheDir is the compilation cache of the tests that compile a site plugin, one per test
+// binary: a busy machine may compile a Go plugin over its step's timeout, and the refusal,
+// remembered in the cache, must end with the run rather than fail every later one.
+var pluginCacheDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "pathfinder-plugin-cache-") })
+
+// write writes data at path, creating directories, with mode 0644 (a plugin must not be writable by
+// others, whatever the umask).
+func write(t *testing.T, path string, data []byte) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runChild runs pathfinder with args in a child process, with this process's environment.
+func runChild(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestExtensibility_helperProcess$")
+	cmd.Env = append(os.Environ(), "PATHFINDER_TEST_CHILD_ARGS="+strings.Join(args, "\x1f"))
+	return runCommand(t, cmd)
+}
+
+// runCommand runs cmd and returns what it printed and its exit status.
+func runCommand(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), errb.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), 0
+}
+
+// squeezeSpaces turns every run of spaces into one.
+func squeezeSpaces(s string) string {
+	for strings.Contains(s, "  ") {
+		s = strings.ReplaceAll(s, "  ", " ")
+	}
+	return s
+}
+
+// readme is README.md as words separated by single spaces, without the backquotes of code.
+func readme(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(string(b), "`", "")), " ")
+}
+
+// putPE writes a PE DLL for machine at rel under dir, or an archive for a .lib, and returns its path.
+func putPE(t *testing.T, dir, rel string, machine uint16) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	data := fakepe.File(machine, true)
+	if strings.HasSuffix(rel, ".lib") {
+		data = []byte("!<arch>\n")
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// isolate gives the command an environment with nothing from the machine that would change answers.
+func isolate(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	// The go command's caches stay where they are: a build in a test must not start from nothing.
+	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
+		if v, err := exec.Command("go", "env", k).Output(); err == nil && os.Getenv(k) == "" {
+			t.Setenv(k, strings.TrimSpace(string(v)))
+		}
+	}
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"),
+		"PATHFINDER_CACHE_DIR":     filepath.Join(os.TempDir(), "pathfinder-test-cache"),
+		"PATHFINDER_SITE_PACKAGES": "", "PATHFINDER_CONFIG": "", "VIRTUAL_ENV": "", "CONDA_PREFIX": "",
+		"CUDA_HOME": "", "CUDA_PATH": "", "CUDNN_PATH": "", "NCCL_HOME": "", "LD_LIBRARY_PATH": "",
+		"PATH": "/usr/bin:/bin",
+		// The compatibility check would hold answers to this machine's driver: off, unless a test
+		// about it turns it on and pins the driver it means.
+		"PATHFINDER_COMPATIBILITY": "off", "PATHFINDER_CUDA": "", "PATHFINDER_DRIVER_COMPATIBILITY": "",
+	} {
+		t.Setenv(k, v)
+	}
+	return home
+}
+
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = doMain(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// gccLib builds a real shared object with the given soname at path, linked with deps.
+func gccLib(t *testing.T, path, soname string, deps ...string) {
+	t.Helper()
+	elfso.Build(t, path, soname, "int marker(void) { return 1; }\n", deps...)
+}
+
+// jsonLines decodes out as JSON Lines: every line one whole JSON object.
+func jsonLines[T any](t *testing.T, out string) []T {
+	t.Helper()
+	var all []T
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var v T
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &v) != nil {
+			t.Fatalf("not one JSON object per line: %q in\n%s", line, out)
+		}
+		all = append(all, v)
+	}
+	return all
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// builds are the binaries the tests built, one per set of build tags, each built once per test
+// binary.
+var (
+	buildsMu sync.Mutex
+	builds   = map[string]*build{}
+)
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary, before any isolate().
+func noCgoBinary(t *testing.T) string { return builtBinary(t, "") }
+
+// staticBinary builds the fully static pathfinder (-tags pathfinder_static), as noCgoBinary does.
+func staticBinary(t *testing.T) string { return builtBinary(t, "pathfinder_static") }
+
+func builtBinary(t *testing.T, tags string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	buildsMu.Lock()
+	b := builds[tags]
+	if b == nil {
+		b = &build{}
+		builds[tags] = b
+	}
+	buildsMu.Unlock()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "pathfinder-bin-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, "pathfinder")
+		cmd := exec.Command(goBin, "build", "-tags", tags, "-o", b.path, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// runBin runs the binary bin with env added to the test's (isolated) environment.
+func runBin(t *testing.T, bin string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return runCommand(t, cmd)
+}
