@@ -254,3 +254,39 @@ func needLoader(t *testing.T) {
 		t.Skip("this build cannot load libraries")
 	}
 }
+
+// flipPlans are where another user points a granted name at each moment of a load, true for the
+// library no check may pass: before the search, between the candidate's check and its load
+// (beforeLoad), and after the last check, as the loader opens it (beforeDlopen); every combination.
+var flipPlans = func() (plans []struct{ search, load, dlopen bool }) {
+	for i := range 8 {
+		plans = append(plans, struct{ search, load, dlopen bool }{i&1 != 0, i&2 != 0, i&4 != 0})
+	}
+	return plans
+}()
+
+// loadFlipped loads prefix0000 … prefix0007 with f, one name per flip plan, point(i, evil) pointing
+// the i-th at each moment as its plan says; f's beforeLoad and beforeDlopen hooks are the flips.
+// Each library's constructor leaves good-NNNN or evil-NNNN in marks. The evil code never runs; a
+// name that led to the good library when checked loads it, one that led elsewhere is refused.
+func loadFlipped(t *testing.T, f *Engine, prefix, marks string, point func(i int, evil bool)) {
+	t.Helper()
+	var i int
+	f.hooks.beforeLoad = func(string) { point(i, flipPlans[i].load) }
+	f.hooks.beforeDlopen = func(string) { point(i, flipPlans[i].dlopen) }
+	for i = range flipPlans {
+		pl := flipPlans[i]
+		point(i, pl.search)
+		_, err := f.Load(bg, fmt.Sprintf("%s%04d", prefix, i))
+		if (err == nil) == pl.search {
+			t.Errorf("%+v: Load = %v; want it loaded exactly when the name led to the good library as it was checked", pl, err)
+		}
+		_, ranGood := os.Stat(filepath.Join(marks, fmt.Sprintf("good-%04d", i)))
+		if _, ranEvil := os.Stat(filepath.Join(marks, fmt.Sprintf("evil-%04d", i))); ranEvil == nil {
+			t.Errorf("%+v: the evil library's constructor ran", pl)
+		}
+		if (ranGood == nil) != (err == nil) {
+			t.Errorf("%+v: Load = %v, yet the good library's code ran: %v", pl, err, ranGood == nil)
+		}
+	}
+}

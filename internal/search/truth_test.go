@@ -2,6 +2,7 @@ package search
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -136,24 +137,16 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 }
 
 // TestLoad_flipRace: another user flips a granted name between a library inside the root and a
-// symlink to one outside, at each moment of a load: before the search, between the candidate's
-// validation and its load (beforeLoad), and after the last check, as the loader opens it
-// (beforeDlopen); every combination, one library each. The outside library's code never runs; a
-// name that is the inside library when validated loads it, one that leads outside is refused.
+// symlink to one outside, at each moment of a load (loadFlipped): the outside library's code never
+// runs; a name that is the inside library when checked loads it, one that leads outside is refused.
 func TestLoad_flipRace(t *testing.T) {
 	needLoader(t)
 	site, outside, marks := t.TempDir(), t.TempDir(), t.TempDir()
 	dir := filepath.Join(site, "pf", "lib")
 	os.MkdirAll(dir, 0o755)
 	os.Chmod(dir, 0o777) // anyone may rename in it
-	// When the name leads outside: before the search, at beforeLoad, at beforeDlopen.
-	type plan struct{ search, load, dlopen bool }
-	var plans []plan
-	for i := range 8 {
-		plans = append(plans, plan{i&1 != 0, i&2 != 0, i&4 != 0})
-	}
 	var pk strings.Builder
-	for i := range plans {
+	for i := range flipPlans {
 		pk.Write(pack(fmt.Sprintf("flip%04d", i), `site_packages_linux = ["pf/lib"]`))
 		pk.WriteString("\n")
 	}
@@ -163,52 +156,31 @@ func TestLoad_flipRace(t *testing.T) {
 	// runs only if a load maps what no check saw.
 	good := ctorLib(t, "libflip0000.so.1", filepath.Join(marks, "good-0000"), "flip_good")
 	evil := ctorLib(t, "libflop0000.so.1", filepath.Join(marks, "evil-0000"), "flip_evil")
-	patch := func(b []byte, i int) []byte {
-		return []byte(strings.ReplaceAll(string(b), "0000", fmt.Sprintf("%04d", i)))
+	for i := range flipPlans {
+		tag := fmt.Sprintf("%04d", i)
+		os.WriteFile(filepath.Join(dir, ".libflip"+tag+".so.1"), bytes.ReplaceAll(good, []byte("0000"), []byte(tag)), 0o755)
+		os.WriteFile(filepath.Join(outside, "libflip"+tag+".so.1"), bytes.ReplaceAll(evil, []byte("0000"), []byte(tag)), 0o755)
 	}
-	// flip points the name being loaded at the library inside (by a new link) or at the one
-	// outside, renaming over it as the other user would. (A rename between two links to one file
-	// does nothing: the link left over goes first.)
-	var target, real, out string
-	flip := func(outside bool) {
-		tmp := filepath.Join(dir, ".tmp-"+filepath.Base(target))
+	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n")
+	// The name is the library inside (a new link to it) or a symlink to the one outside, renamed
+	// over it. (A rename between two links to one file does nothing: the link left over goes first.)
+	loadFlipped(t, f, "flip", marks, func(i int, evil bool) {
+		name := fmt.Sprintf("libflip%04d.so.1", i)
+		tmp := filepath.Join(dir, ".tmp-"+name)
 		os.Remove(tmp)
 		var err error
-		if outside {
-			err = os.Symlink(out, tmp)
+		if evil {
+			err = os.Symlink(filepath.Join(outside, name), tmp)
 		} else {
-			err = os.Link(real, tmp)
+			err = os.Link(filepath.Join(dir, "."+name), tmp)
 		}
 		if err == nil {
-			err = os.Rename(tmp, target)
+			err = os.Rename(tmp, filepath.Join(dir, name))
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n")
-	var pl plan
-	f.hooks.beforeLoad = func(string) { flip(pl.load) }
-	f.hooks.beforeDlopen = func(string) { flip(pl.dlopen) }
-	for i := range plans {
-		pl = plans[i]
-		name := fmt.Sprintf("libflip%04d.so.1", i)
-		target, real, out = filepath.Join(dir, name), filepath.Join(dir, "."+name), filepath.Join(outside, name)
-		os.WriteFile(real, patch(good, i), 0o755)
-		os.WriteFile(out, patch(evil, i), 0o755)
-		flip(pl.search)
-		_, err := f.Load(bg, fmt.Sprintf("flip%04d", i))
-		if (err == nil) == pl.search {
-			t.Errorf("%+v: Load = %v; want it loaded exactly when the name was the inside library as it was checked", pl, err)
-		}
-		_, ranGood := os.Stat(filepath.Join(marks, fmt.Sprintf("good-%04d", i)))
-		if _, ranEvil := os.Stat(filepath.Join(marks, fmt.Sprintf("evil-%04d", i))); ranEvil == nil {
-			t.Errorf("%+v: the outside library's constructor ran", pl)
-		}
-		if (ranGood == nil) != (err == nil) {
-			t.Errorf("%+v: Load = %v, yet the checked library's code ran: %v", pl, err, ranGood == nil)
-		}
-	}
+	})
 }
 
 // TestFind_refusedIsNotNotFound: a file found but refused is an error of its own that names the
