@@ -25,6 +25,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/bench/nativefind"
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 type result struct {
@@ -354,16 +355,5 @@ func round(d time.Duration) time.Duration {
 }
 
 func gccLib(path, soname string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	src := path + ".c"
-	if err := os.WriteFile(src, []byte("int marker(void) { return 1; }\n"), 0o644); err != nil {
-		return err
-	}
-	defer os.Remove(src)
-	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", path, src).CombinedOutput(); err != nil {
-		return fmt.Errorf("gcc: %v\n%s", err, out)
-	}
-	return nil
+	return elfso.Compile(path, soname, "int marker(void) { return 1; }\n")
 }

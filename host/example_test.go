@@ -19,6 +19,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // The README's Go section is this example's body: TestExample_isTheREADME keeps them the same, and
@@ -120,11 +121,7 @@ func TestExample_runs(t *testing.T) {
 	site := filepath.Join(venv, "lib", "python3.12", "site-packages")
 	lib := func(rel, soname string) string {
 		p := filepath.Join(site, filepath.FromSlash(rel), soname)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p+".c", []byte("int f(void) { return 0; }"), 0o644)
-		if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", p, p+".c").CombinedOutput(); err != nil {
-			t.Skipf("gcc: %v\n%s", err, out)
-		}
+		elfso.Build(t, p, soname, "int f(void) { return 0; }")
 		return p
 	}
 	cudart, nvrtc := lib("nvidia/cu13/lib", "libcudart.so.13"), lib("nvidia/cu13/lib", "libnvrtc.so.13")

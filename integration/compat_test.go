@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -32,7 +33,7 @@ func buildCompatTrees(t *testing.T, tr *trees, dir string) *compatTrees {
 	cu13 := filepath.Join(dir, "cu13-libs")
 	for name, soname := range map[string]string{"cudart": "libcudart.so.13", "nvrtc": "libnvrtc.so.13"} {
 		ct.cu13lib[name] = filepath.Join(cu13, soname)
-		stubLibrary(t, ct.cu13lib[name], soname, "int version(void) { return 13000; }\n")
+		elfso.Build(t, ct.cu13lib[name], soname, "int version(void) { return 13000; }\n")
 	}
 	wheels := map[string]func(site string){
 		"cudart12": func(site string) {

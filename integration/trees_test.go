@@ -3,11 +3,11 @@ package integration
 import (
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -164,7 +164,7 @@ func (tr *trees) toolkitRoot(t *testing.T, root string, targets bool) string {
 // cuDriverGetVersion answers CUDA_ERROR_STUB_LIBRARY (34) as NVIDIA's does. Debian ships no stub, so
 // gcc makes it. libcuda.so.1 -> libcuda.so is the link container builds add so that programs link.
 func stubLibcuda(t *testing.T, dir string) {
-	stubLibrary(t, filepath.Join(dir, "libcuda.so"), "libcuda.so.1",
+	elfso.Build(t, filepath.Join(dir, "libcuda.so"), "libcuda.so.1",
 		"int cuDriverGetVersion(int *v) { (void)v; return 34; }\nint cuInit(unsigned f) { (void)f; return 34; }\n")
 	realnv.Symlink(t, "libcuda.so", filepath.Join(dir, "libcuda.so.1"))
 }
@@ -265,22 +265,8 @@ func buildForests(t *testing.T, tr *trees, dir string) *forests {
 
 	// A soname link to the toolkit's link-time stub: a stub all the same.
 	fo.stubRoot = filepath.Join(dir, "stub-cuda")
-	stubLibrary(t, filepath.Join(fo.stubRoot, "lib64", "stubs", "libcudart.so"), "libcudart.so.12",
+	elfso.Build(t, filepath.Join(fo.stubRoot, "lib64", "stubs", "libcudart.so"), "libcudart.so.12",
 		"int cudaRuntimeGetVersion(int *v) { (void)v; return 34; }\n")
 	realnv.Symlink(t, "stubs/libcudart.so", filepath.Join(fo.stubRoot, "lib64", "libcudart.so.12"))
 	return fo
-}
-
-// stubLibrary builds, with gcc, a stand-in library at path with the given soname from the C code.
-func stubLibrary(t *testing.T, path, soname, code string) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(t.TempDir(), "stub.c")
-	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", path, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
 }

@@ -5,75 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
-
-// machine builds a captured machine under a temporary root: files by absolute path ("dir" makes a
-// folder), and the libcuda and libnvidia-ml of Debian's real driver packages where suite is set.
-func machine(t *testing.T, suite string, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, data := range files {
-		full := filepath.Join(root, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if data == "dir" {
-			os.MkdirAll(full, 0o755)
-			continue
-		}
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if suite != "" {
-		if runtime.GOARCH != "amd64" {
-			t.Skip("the unpacked Debian packages are amd64's")
-		}
-		libdir := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
-		for _, pkg := range []string{"libcuda1", "libnvidia-ml1"} {
-			p := realnv.Get(t, suite+"/"+pkg)
-			version := strings.SplitN(p.Version, "-", 2)[0]
-			soname := map[string]string{"libcuda1": "libcuda.so.1", "libnvidia-ml1": "libnvidia-ml.so.1"}[pkg]
-			file := strings.TrimSuffix(soname, "1") + version
-			installFile(t, p.Path("usr/lib/x86_64-linux-gnu/nvidia/current/"+file), filepath.Join(libdir, file))
-			if err := os.Symlink(file, filepath.Join(libdir, soname)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return root
-}
-
-// installFile hard-links from at to, or copies it where the file systems differ.
-func installFile(t *testing.T, from, to string) {
-	t.Helper()
-	os.MkdirAll(filepath.Dir(to), 0o755)
-	if os.Link(from, to) == nil {
-		return
-	}
-	data, err := os.ReadFile(from)
-	if err == nil {
-		err = os.WriteFile(to, data, 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// kernelModule is what a loaded nvidia module of version v shows in /sys and /proc.
-func kernelModule(v string, ctl bool) map[string]string {
-	m := map[string]string{
-		"/sys/module/nvidia/version":  v + "\n",
-		"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  " + v + "  Release Build  (dvs-builder@U22-I3-AE18-23-3)  Wed Jun 18 00:00:00 UTC 2025\n",
-	}
-	if ctl {
-		m["/dev/nvidiactl"] = ""
-	}
-	return m
-}
 
 // stableJSON zeroes what changes between runs: durations and the temporary root.
 func stableJSON(out, root string) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -69,40 +68,9 @@ func buildWasm(t *testing.T, dir string) []byte {
 	return b.data
 }
 
-// pluginCacheDir is the compilation cache of the tests that compile a site plugin, one per test
-// binary: a busy machine may compile a Go plugin over its step's timeout, and the refusal,
-// remembered in the cache, must end with the run rather than fail every later one.
-var pluginCacheDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "pathfinder-plugin-cache-") })
-
-// usePluginCache points the command at the test binary's own plugin cache.
-func (e *testEnv) usePluginCache(t *testing.T) {
-	t.Helper()
-	dir, err := pluginCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Setenv("PATHFINDER_CACHE_DIR", dir)
-}
-
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-// write writes data at path, creating directories, with mode 0644 (a plugin must not be writable by
-// others, whatever the umask).
-func write(t *testing.T, path string, data []byte) string {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // TestExtensibility_helperProcess is not a test of its own: the end-to-end tests run the command in a
@@ -115,28 +83,6 @@ func TestExtensibility_helperProcess(t *testing.T) {
 		t.Skip("run by the end-to-end tests, as a child process")
 	}
 	os.Exit(doMain(context.Background(), environment{Args: strings.Split(args, "\x1f"), LookupEnv: os.LookupEnv, Stdout: os.Stdout, Stderr: os.Stderr}))
-}
-
-// runChild runs pathfinder with args in a child process, in this environment.
-func (e *testEnv) runChild(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestExtensibility_helperProcess$")
-	cmd.Env = e.Environ("PATHFINDER_TEST_CHILD_ARGS=" + strings.Join(args, "\x1f"))
-	return runCommand(t, cmd)
-}
-
-// runCommand runs cmd and returns what it printed and its exit status.
-func runCommand(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return out.String(), errb.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), 0
 }
 
 // optappsSite is a site with toolkits under opt/apps/cuda that only the optapps plugin knows, a
@@ -563,12 +509,4 @@ func TestPluginNew_outsideACheckout(t *testing.T) {
 	if want := "cd ~/src && pathfinder plugin new mine"; !strings.Contains(string(docs), want) {
 		t.Errorf("docs/plugins.md lacks %q", want)
 	}
-}
-
-// squeezeSpaces turns every run of spaces into one.
-func squeezeSpaces(s string) string {
-	for strings.Contains(s, "  ") {
-		s = strings.ReplaceAll(s, "  ", " ")
-	}
-	return s
 }

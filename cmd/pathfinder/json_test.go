@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,16 +193,6 @@ canary
 	if !strings.HasPrefix(out, `{"name":"already-loaded","source":"host","looks_at":`) {
 		t.Errorf("already-loaded line: %s", out)
 	}
-}
-
-// readme is README.md as words separated by single spaces, without the backquotes of code.
-func readme(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(strings.Fields(strings.ReplaceAll(string(b), "`", "")), " ")
 }
 
 // TestFindTogether_json: find --all-from-one-toolkit --json prints a line per name, as find does,

@@ -5,30 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
-
-// putPE writes a PE DLL for machine at rel under dir, or an archive for a .lib, and returns its path.
-func putPE(t *testing.T, dir, rel string, machine uint16) string {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	data := fakepe.File(machine, true)
-	if strings.HasSuffix(rel, ".lib") {
-		data = []byte("!<arch>\n")
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestFind_windowsArm64 checks Windows layouts from Linux with --target, end to end through the CLI:
 // CUDA 13 wheels in nvidia/cu13/bin/x86_64 and nvidia/cu13/bin/arm64, the CUDA 12 component wheel
@@ -116,16 +98,12 @@ func TestLoad_cudss(t *testing.T) {
 	gccLib(t, filepath.Join(lib, "libcudss.so.0"), "libcudss.so.0")
 	// cuDSS opens NVRTC itself when it needs it; this one notes, as it starts, whether NVRTC is
 	// already in the process.
-	src := filepath.Join(t.TempDir(), "cudss.c")
-	os.WriteFile(src, []byte(fmt.Sprintf(`#include <dlfcn.h>
+	elfso.Build(t, filepath.Join(lib, "libcudss.so.1"), "libcudss.so.1", fmt.Sprintf(`#include <dlfcn.h>
 #include <fcntl.h>
 __attribute__((constructor)) static void ran(void) {
 	open(dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_NOLOAD) ? %q : %q, O_CREAT | O_WRONLY, 0644);
 }
-`, filepath.Join(marks, "with-nvrtc"), filepath.Join(marks, "without-nvrtc"))), 0o644)
-	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,libcudss.so.1", "-o", filepath.Join(lib, "libcudss.so.1"), src, "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+`, filepath.Join(marks, "with-nvrtc"), filepath.Join(marks, "without-nvrtc")), "-ldl")
 	env := []string{"PATHFINDER_SITE_PACKAGES=" + site}
 	load := func() (path string, deps []string) {
 		t.Helper()

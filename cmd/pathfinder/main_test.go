@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,148 +10,6 @@ import (
 	"sync"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// testEnv is the environment a test runs the command in: this process's, with the variables the
-// test sets over it. A test sets them here, never on the process (t.Setenv), so tests run in parallel.
-type testEnv struct{ vars map[string]string }
-
-// Setenv sets key for the command; an empty value is set, not unset, as with t.Setenv.
-func (e *testEnv) Setenv(key, value string) { e.vars[key] = value }
-
-func (e *testEnv) LookupEnv(key string) (string, bool) {
-	if v, ok := e.vars[key]; ok {
-		return v, true
-	}
-	return os.LookupEnv(key)
-}
-
-// Environ is the environment for a child process, with extra ("KEY=value") over it.
-func (e *testEnv) Environ(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !e.has(k) {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range e.vars {
-		env = append(env, k+"="+v)
-	}
-	return append(env, extra...)
-}
-
-func (e *testEnv) has(key string) bool { _, ok := e.vars[key]; return ok }
-
-// clone is a copy of e for a subtest to set its own variables on.
-func (e *testEnv) clone() *testEnv { return &testEnv{vars: maps.Clone(e.vars)} }
-
-// run runs the command in this environment.
-func (e *testEnv) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = doMain(context.Background(), environment{Args: args, LookupEnv: e.LookupEnv, Stdout: &out, Stderr: &errb})
-	return out.String(), errb.String(), code
-}
-
-// command is name with args, to run in this environment.
-func (e *testEnv) command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
-	cmd.Env = e.Environ()
-	return cmd
-}
-
-// lookPath finds file in this environment's PATH, as exec.LookPath does in the process's.
-func (e *testEnv) lookPath(file string) (string, error) {
-	path, _ := e.LookupEnv("PATH")
-	for _, dir := range filepath.SplitList(path) {
-		p := filepath.Join(dir, file)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)
-}
-
-// goCaches are the go command's build and module caches, which stay where they are when isolate
-// moves HOME: a build in a test must not start from nothing.
-var goCaches = sync.OnceValue(func() map[string]string {
-	caches := map[string]string{}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
-		if v, err := exec.Command("go", "env", k).Output(); err == nil && os.Getenv(k) == "" {
-			caches[k] = strings.TrimSpace(string(v))
-		}
-	}
-	return caches
-})
-
-// isolate gives the command an environment with nothing from the machine that would change answers.
-func isolate(t *testing.T) *testEnv {
-	t.Helper()
-	home := t.TempDir()
-	e := &testEnv{vars: maps.Clone(goCaches())}
-	for k, v := range map[string]string{
-		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"),
-		"PATHFINDER_CACHE_DIR":     filepath.Join(os.TempDir(), "pathfinder-test-cache"),
-		"PATHFINDER_SITE_PACKAGES": "", "PATHFINDER_CONFIG": "", "VIRTUAL_ENV": "", "CONDA_PREFIX": "",
-		"CUDA_HOME": "", "CUDA_PATH": "", "CUDNN_PATH": "", "NCCL_HOME": "", "LD_LIBRARY_PATH": "",
-		"PATH": "/usr/bin:/bin",
-		// The compatibility check would hold answers to this machine's driver: off, unless a test
-		// about it turns it on and pins the driver it means.
-		"PATHFINDER_COMPATIBILITY": "off", "PATHFINDER_CUDA": "", "PATHFINDER_DRIVER_COMPATIBILITY": "",
-	} {
-		e.Setenv(k, v)
-	}
-	return e
-}
-
-// gccLib builds a real shared object with the given soname at path.
-func gccLib(t *testing.T, path, soname string, deps ...string) {
-	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(t.TempDir(), "lib.c")
-	os.WriteFile(src, []byte("int marker(void) { return 1; }\n"), 0o644)
-	args := append([]string{"-shared", "-fPIC", "-Wl,-soname," + soname, "-o", path, src}, deps...)
-	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-}
-
-// jsonLines decodes out as JSON Lines: every line one whole JSON object.
-func jsonLines[T any](t *testing.T, out string) []T {
-	t.Helper()
-	var all []T
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		var v T
-		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &v) != nil {
-			t.Fatalf("not one JSON object per line: %q in\n%s", line, out)
-		}
-		all = append(all, v)
-	}
-	return all
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func TestFind_json(t *testing.T) {
 	t.Parallel()
@@ -448,50 +302,6 @@ var (
 	buildsMu sync.Mutex
 	builds   = map[string]*build{}
 )
-
-type build struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary, before any isolate().
-func noCgoBinary(t *testing.T) string { return builtBinary(t, "") }
-
-// staticBinary builds the fully static pathfinder (-tags pathfinder_static), as noCgoBinary does.
-func staticBinary(t *testing.T) string { return builtBinary(t, "pathfinder_static") }
-
-func builtBinary(t *testing.T, tags string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	buildsMu.Lock()
-	b := builds[tags]
-	if b == nil {
-		b = &build{}
-		builds[tags] = b
-	}
-	buildsMu.Unlock()
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "pathfinder-bin-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, "pathfinder")
-		cmd := exec.Command(goBin, "build", "-tags", tags, "-o", b.path, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
 
 func TestMain(m *testing.M) {
 	code := m.Run()

@@ -4,36 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // The one line a user reads says what really happened: these run the built binary, in a process
 // of its own, where the loader's environment is what the test sets.
 
-// runBin runs the binary bin in this environment with extra ("KEY=value") over it.
-func (e *testEnv) runBin(t *testing.T, bin string, extra []string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = e.Environ(extra...)
-	return runCommand(t, cmd)
-}
-
 // markerLib builds a shared object whose constructor creates marker: its code ran in the process.
 func markerLib(t *testing.T, path, soname, marker string) {
 	t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	src := filepath.Join(t.TempDir(), "lib.c")
-	os.WriteFile(src, []byte(fmt.Sprintf(`#include <fcntl.h>
+	elfso.Build(t, path, soname, fmt.Sprintf(`#include <fcntl.h>
 __attribute__((constructor)) static void ran(void) { open(%q, O_CREAT|O_WRONLY, 0644); }
 int cuDriverGetVersion(int *v) { *v = 0; return 34; }
-`, marker)), 0o644)
-	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", path, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+`, marker))
 }
 
 // TestStubNeverHandedOut: a build's stubs directory first on LD_LIBRARY_PATH (libcuda.so.1 linked to

@@ -1,34 +1,10 @@
 package driver
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 )
-
-// pciDevice adds one /sys/bus/pci/devices entry to a fakeRoot spec; driver "" leaves it unbound.
-func pciDevice(files map[string]string, busID string, vendor, class, device uint32, driver string) {
-	d := "/sys/bus/pci/devices/" + busID
-	files[d+"/vendor"] = fmt.Sprintf("0x%04x\n", vendor)
-	files[d+"/class"] = fmt.Sprintf("0x%06x\n", class)
-	files[d+"/device"] = fmt.Sprintf("0x%04x\n", device)
-	if driver != "" {
-		files[d+"/driver"] = "link:../../../../bus/pci/drivers/" + driver
-	}
-}
-
-// dgxLike is a PCI tree with two H100s (3D controllers), one RTX 3090 (VGA) bound to vfio-pci, the
-// 3090's HDMI audio function and an Intel VGA: three GPUs.
-func dgxLike() map[string]string {
-	f := map[string]string{}
-	pciDevice(f, "0000:65:00.0", 0x10de, 0x030200, 0x2330, "nvidia")
-	pciDevice(f, "0000:18:00.0", 0x10de, 0x030200, 0x2330, "nvidia")
-	pciDevice(f, "0000:c1:00.0", 0x10de, 0x030000, 0x2204, "vfio-pci")
-	pciDevice(f, "0000:c1:00.1", 0x10de, 0x040300, 0x1aef, "snd_hda_intel")
-	pciDevice(f, "0000:00:02.0", 0x8086, 0x030000, 0x9a49, "i915")
-	return f
-}
 
 func TestProbe_pci(t *testing.T) {
 	tests := []struct {
@@ -105,12 +81,6 @@ func Test_canonicalBusID(t *testing.T) {
 			}
 		})
 	}
-}
-
-// gpuInformation is /proc/driver/nvidia/gpus/<bus>/information as nv-procfs.c prints it.
-func gpuInformation(model, uuid, bus string) string {
-	return "Model: \t\t " + model + "\nIRQ:   \t\t 160\nGPU UUID: \t " + uuid + "\nVideo BIOS: \t 96.00.74.00.01\nBus Type: \t PCIe\n" +
-		"DMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t " + bus + "\nDevice Minor: \t 0\nGPU Excluded:\t No\n"
 }
 
 func Test_parseProcGPUInformation(t *testing.T) {

@@ -12,60 +12,6 @@ import (
 	"time"
 )
 
-// smiFake describes a fake nvidia-smi: what it prints and how it exits for the probe's query with
-// compute_cap, for the query without it, and when run bare (the table header).
-type smiFake struct {
-	query      string
-	queryExit  int
-	noCC       string
-	noCCExit   int
-	header     string
-	headerExit int
-	hang       bool
-}
-
-// writeSMI writes the fake as a shell script at path; its outputs live in files next to it so that
-// samples go in byte for byte.
-func writeSMI(t testing.TB, path string, f smiFake) string {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for ext, content := range map[string]string{".query": f.query, ".nocc": f.noCC, ".header": f.header} {
-		if err := os.WriteFile(path+ext, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := fmt.Sprintf(`#!/bin/sh
-case "$*" in
-  *--query-gpu=*compute_cap*) cat "$0.query"; exit %d ;;
-  *--query-gpu=*) cat "$0.nocc"; exit %d ;;
-  *) cat "$0.header"; exit %d ;;
-esac
-`, f.queryExit, f.noCCExit, f.headerExit)
-	if f.hang { // until the test ends and writes $0.release
-		script = "#!/bin/sh\nwhile [ ! -e \"$0.release\" ]; do sleep 0.1; done\n"
-		t.Cleanup(func() { os.WriteFile(path+".release", nil, 0o644) })
-	}
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// h100Lines turns the 8xH100 sample (name, compute_cap) into the probe's query output.
-func h100Lines(t testing.TB, driver string) string {
-	rows, err := parseSMICSV([]byte(sample(t, "nvidia_smi/query_name_compute_cap_csv_8xH100.txt")), []string{"name", "compute_cap"})
-	if err != nil || len(rows) != 8 {
-		t.Fatalf("8xH100 sample: %d rows, %v", len(rows), err)
-	}
-	var b strings.Builder
-	for i, r := range rows {
-		fmt.Fprintf(&b, "%s, %s, %s, 00000000:%02X:00.0, GPU-%08d-0000-0000-0000-000000000000\n", driver, r[1], r[0], 0x18+i*0x20, i)
-	}
-	return b.String()
-}
-
 // a100FromList reads name and UUID of the A100 in the `nvidia-smi -L` sample (MIG lines are not GPUs).
 func a100FromList(t testing.TB) (name, uuid string) {
 	m := regexp.MustCompile(`(?m)^GPU 0: (.+) \(UUID: (GPU-[0-9a-f-]+)\)$`).FindStringSubmatch(sample(t, "nvidia_smi/list_gpus_L_with_MIG_A100.txt"))

@@ -5,11 +5,12 @@ package driver
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // stubs caches built libraries by soname, source and defines for the whole test binary: several
@@ -24,10 +25,6 @@ var stubs struct {
 // Callers must not change the file it returns.
 func buildStub(t testing.TB, soname, src string, defines ...string) string {
 	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not found: the stub-library tests build real shared libraries with it")
-	}
 	stubs.Lock()
 	defer stubs.Unlock()
 	key := soname + "\x00" + src + "\x00" + strings.Join(defines, "\x00")
@@ -37,22 +34,12 @@ func buildStub(t testing.TB, soname, src string, defines ...string) string {
 	if stubs.paths == nil {
 		stubs.paths = map[string]string{}
 	}
-	dir := filepath.Join(stubDir, fmt.Sprint(len(stubs.paths)))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	c := filepath.Join(dir, "stub.c")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, soname)
-	args := []string{"-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wl,-soname," + soname, "-o", out, c}
+	out := filepath.Join(stubDir, fmt.Sprint(len(stubs.paths)), soname)
+	args := []string{"-O1", "-Wall", "-Werror"}
 	for _, d := range defines {
 		args = append(args, "-D"+d)
 	}
-	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s", args, err, b)
-	}
+	elfso.Build(t, out, soname, src, args...)
 	stubs.paths[key] = out
 	return out
 }

@@ -2,7 +2,6 @@ package candidate
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -10,17 +9,15 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // TestCheckContentOnce_rewrittenInPlace: a verdict is reused only for the content it judged: a
 // library rewritten in place, its size and mtime kept, is judged again (its ctime moved).
 func TestCheckContentOnce_rewrittenInPlace(t *testing.T) {
 	dir := t.TempDir()
-	src, lib := filepath.Join(dir, "x.c"), filepath.Join(dir, "libx.so.1")
-	os.WriteFile(src, []byte("int x(void){return 1;}"), 0o644)
-	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,libx.so.1", "-o", lib, src).CombinedOutput(); err != nil {
-		t.Skipf("gcc: %v\n%s", err, out)
-	}
+	lib := filepath.Join(dir, "libx.so.1")
+	elfso.Build(t, lib, "libx.so.1", "int x(void){return 1;}")
 	e := &catalog.Entry{Kind: abi.KindDynamicLib, Descriptor: abi.Descriptor{Name: "x", LinuxSonames: []string{"libx.so.1"}}}
 	plat := abi.Platform{OS: "linux", Arch: "amd64"}
 	check := func() error {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // TestPlainProgram_mainRunsOnce builds testdata/plainprogram, which imports pathfinder and does
@@ -76,14 +78,5 @@ func TestPlainProgram_mainRunsOnce(t *testing.T) {
 // sharedObject builds a real shared library with soname at path.
 func sharedObject(t *testing.T, path, soname string) {
 	t.Helper()
-	src := filepath.Join(t.TempDir(), "lib.c")
-	if err := os.WriteFile(src, []byte("int marker(void) { return 1; }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", path, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	elfso.Build(t, path, soname, "int marker(void) { return 1; }\n")
 }

@@ -1,6 +1,9 @@
 package cudaversion
 
 import (
+	"debug/pe"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
 // Descriptors as the builtin pack declares them, cut to what the sources read.
@@ -132,4 +136,63 @@ func run(t *testing.T, ask func(Artifact, *observe.Recorder) (Answer, string), c
 			}
 		})
 	}
+}
+
+// versionJSON124 is the head of CUDA 12.4.1's version.json, as the toolkit installs it.
+const versionJSON124 = `{
+   "cuda" : {
+      "name" : "CUDA SDK",
+      "version" : "12.4.1"
+   },
+   "cuda_cudart" : {
+      "name" : "CUDA Runtime (cudart)",
+      "version" : "12.4.127"
+   },
+   "cuda_nvcc" : {
+      "name" : "CUDA NVCC",
+      "version" : "12.4.131"
+   },
+   "libcufft" : {
+      "name" : "CUDA cuFFT",
+      "version" : "11.2.1.3"
+   }
+}
+`
+
+// cudaH124 is the part of CUDA 12.4's include/cuda.h that names its version.
+const cudaH124 = "#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__\n\n#include <stdlib.h>\n\n/**\n * CUDA API version number\n */\n#define CUDA_VERSION 12040\n"
+
+// dll is a DLL whose VS_VERSIONINFO holds file version v, fixed and as its FileVersion and
+// ProductVersion strings, as NVIDIA's carry them.
+func dll(v [4]uint16, text string) string {
+	return string(fakepe.DLLWithVersion(pe.IMAGE_FILE_MACHINE_AMD64, fakepe.VersionInfo{
+		FileVersion: v, ProductVersion: v,
+		Strings: map[string]string{"CompanyName": "NVIDIA Corporation", "FileVersion": text, "ProductVersion": text},
+	}))
+}
+
+// installed is what pip leaves in site-packages for a wheel called name at version that installs
+// files: the files, and its dist-info's METADATA and RECORD (PEP 627), as NVIDIA's wheels have them.
+func installed(site, name, version string, files ...string) map[string]string {
+	info := strings.NewReplacer("-", "_").Replace(name) + "-" + version + ".dist-info"
+	out := map[string]string{
+		site + "/" + info + "/METADATA": fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: CUDA native libraries\nLicense: NVIDIA Proprietary Software\nRequires-Python: >=3\n\nName: not-a-header\n", name, version),
+	}
+	var record strings.Builder
+	for _, f := range files {
+		out[site+"/"+f] = "ELF"
+		fmt.Fprintf(&record, "%s,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,3\n", f)
+	}
+	fmt.Fprintf(&record, "%s/METADATA,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,200\n%[1]s/RECORD,,\n", info)
+	out[site+"/"+info+"/RECORD"] = record.String()
+	return out
+}
+
+// with is the union of trees.
+func with(trees ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, t := range trees {
+		maps.Copy(out, t)
+	}
+	return out
 }

@@ -7,30 +7,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 )
 
-// versionJSON124 is the head of CUDA 12.4.1's version.json, as the toolkit installs it.
-const versionJSON124 = `{
-   "cuda" : {
-      "name" : "CUDA SDK",
-      "version" : "12.4.1"
-   },
-   "cuda_cudart" : {
-      "name" : "CUDA Runtime (cudart)",
-      "version" : "12.4.127"
-   },
-   "cuda_nvcc" : {
-      "name" : "CUDA NVCC",
-      "version" : "12.4.131"
-   },
-   "libcufft" : {
-      "name" : "CUDA cuFFT",
-      "version" : "11.2.1.3"
-   }
-}
-`
-
-// cudaH124 is the part of CUDA 12.4's include/cuda.h that names its version.
-const cudaH124 = "#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__\n\n#include <stdlib.h>\n\n/**\n * CUDA API version number\n */\n#define CUDA_VERSION 12040\n"
-
 func Test_fromToolkit(t *testing.T) {
 	run(t, fromToolkit, []sourceCase{
 		{

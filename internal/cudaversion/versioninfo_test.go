@@ -8,15 +8,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
-// dll is a DLL whose VS_VERSIONINFO holds file version v, fixed and as its FileVersion and
-// ProductVersion strings, as NVIDIA's carry them.
-func dll(v [4]uint16, text string) string {
-	return string(fakepe.DLLWithVersion(pe.IMAGE_FILE_MACHINE_AMD64, fakepe.VersionInfo{
-		FileVersion: v, ProductVersion: v,
-		Strings: map[string]string{"CompanyName": "NVIDIA Corporation", "FileVersion": text, "ProductVersion": text},
-	}))
-}
-
 func Test_fromVersionInfo(t *testing.T) {
 	run(t, fromVersionInfo, []sourceCase{
 		{

@@ -1,39 +1,10 @@
 package cudaversion
 
 import (
-	"fmt"
-	"maps"
-	"strings"
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 )
-
-// installed is what pip leaves in site-packages for a wheel called name at version that installs
-// files: the files, and its dist-info's METADATA and RECORD (PEP 627), as NVIDIA's wheels have them.
-func installed(site, name, version string, files ...string) map[string]string {
-	info := strings.NewReplacer("-", "_").Replace(name) + "-" + version + ".dist-info"
-	out := map[string]string{
-		site + "/" + info + "/METADATA": fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: CUDA native libraries\nLicense: NVIDIA Proprietary Software\nRequires-Python: >=3\n\nName: not-a-header\n", name, version),
-	}
-	var record strings.Builder
-	for _, f := range files {
-		out[site+"/"+f] = "ELF"
-		fmt.Fprintf(&record, "%s,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,3\n", f)
-	}
-	fmt.Fprintf(&record, "%s/METADATA,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,200\n%[1]s/RECORD,,\n", info)
-	out[site+"/"+info+"/RECORD"] = record.String()
-	return out
-}
-
-// with is the union of trees.
-func with(trees ...map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, t := range trees {
-		maps.Copy(out, t)
-	}
-	return out
-}
 
 func Test_fromWheel(t *testing.T) {
 	const sp = "venv/lib/python3.12/site-packages"

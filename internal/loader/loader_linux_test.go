@@ -3,25 +3,21 @@
 package loader
 
 import (
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // gccLib builds a shared library with the given soname in dir.
 func gccLib(t *testing.T, dir, soname string) string {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
-	src, out := filepath.Join(dir, soname+".c"), filepath.Join(dir, soname)
-	if b, err := exec.Command("sh", "-c", `echo 'int marker(void){return 1;}' > "$1" && gcc -shared -fPIC -Wl,-soname,"$2" -o "$3" "$1"`, "sh", src, soname, out).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+	out := filepath.Join(dir, soname)
+	elfso.Build(t, out, soname, "int marker(void){return 1;}\n")
 	return out
 }
 

@@ -15,22 +15,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/ld.so.cache* from the real ldconfig")
 
-// goldenTree is the tree testdata/ld.so.cache* were generated from, with goldenDirs as ld.so.conf.
-var (
-	goldenTree = map[string]string{
-		"opt/b/libfoo.so.1":                        "lib:libfoo.so.1",
-		"opt/b/glibc-hwcaps/x86-64-v3/libfoo.so.1": "lib:libfoo.so.1",
-		"opt/b/glibc-hwcaps/x86-64-v2/libfoo.so.1": "lib:libfoo.so.1",
-		"opt/b/libbar.so.2.1":                      "lib:libbar.so.2",
-		"opt/a/libfoo.so.1":                        "lib:libfoo.so.1",
-		"opt/a/libfoo.so.10":                       "lib:libfoo.so.10",
-		"opt/a/libfoo.so.9":                        "lib:libfoo.so.9",
-		"opt/c/libqux.so.3":                        "lib32:libqux.so.3",
-	}
-	goldenDirs    = []string{"/opt/b", "/opt/a", "/opt/c"}
-	goldenFormats = map[string]string{"new": "ld.so.cache", "old": "ld.so.cache.old", "compat": "ld.so.cache.compat"}
-)
-
 func readGolden(t testing.TB, format string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", goldenFormats[format]))

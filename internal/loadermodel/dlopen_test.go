@@ -71,37 +71,6 @@ func probe(t *testing.T) string {
 	return probePath
 }
 
-// runProbe runs the probe (through chroot when root is set) and returns one line per name.
-func runProbe(t *testing.T, root, dir, llp string, names ...string) []string {
-	t.Helper()
-	var cmd *exec.Cmd
-	if root != "" {
-		cmd = exec.Command(needTool(t, "chroot"), append([]string{root, "/probe"}, names...)...)
-	} else {
-		cmd = exec.Command(probe(t), names...)
-	}
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LD_") && !strings.HasPrefix(kv, "GLIBC_TUNABLES=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	if llp != "" {
-		cmd.Env = append(cmd.Env, "LD_LIBRARY_PATH="+llp)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", cmd, err, stderr.Bytes())
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(names) {
-		t.Fatalf("%s printed %d lines for %d names:\n%s", cmd, len(lines), len(names), out)
-	}
-	return lines
-}
-
 // agree fails unless the model's answer for name is the loader's line.
 func agree(t *testing.T, l *Loader, name, line string) {
 	t.Helper()

@@ -1,8 +1,8 @@
 package loadermodel
 
 import (
+	"bytes"
 	"debug/elf"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
@@ -45,7 +47,7 @@ type libSpec struct {
 // builtLibs builds the libraries not built yet, concurrently, and returns their paths.
 func builtLibs(t testing.TB, specs ...libSpec) []string {
 	t.Helper()
-	gcc := needTool(t, "gcc")
+	needTool(t, "gcc")
 	libsMu.Lock()
 	defer libsMu.Unlock()
 	if libsDir == "" {
@@ -54,12 +56,6 @@ func builtLibs(t testing.TB, specs ...libSpec) []string {
 			t.Fatal(err)
 		}
 		libsDir = d
-	}
-	src := filepath.Join(libsDir, "lib.c")
-	if _, err := os.Stat(src); err != nil {
-		if err := os.WriteFile(src, []byte("int pathfinder_test_symbol(void) { return 42; }\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	key := func(s libSpec) string {
 		if s.m32 {
@@ -80,20 +76,17 @@ func builtLibs(t testing.TB, specs ...libSpec) []string {
 		go func() {
 			defer wg.Done()
 			out := filepath.Join(libsDir, k, s.soname)
-			if errs[i] = os.MkdirAll(filepath.Dir(out), 0o755); errs[i] != nil {
-				return
-			}
-			args := []string{"-shared", "-fPIC", "-nostdlib", "-Wl,-soname," + s.soname, "-o", out, src}
+			args := []string{"-nostdlib"}
 			if s.m32 {
-				args = append([]string{"-m32"}, args...)
+				args = append(args, "-m32")
 			}
-			msg, err := exec.Command(gcc, args...).CombinedOutput()
+			err := elfso.Compile(out, s.soname, "int pathfinder_test_symbol(void) { return 42; }\n", args...)
 			switch {
 			case err == nil:
 			case s.m32:
 				errs[i] = os.WriteFile(out, fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN), 0o755)
 			default:
-				errs[i] = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+				errs[i] = err
 			}
 		}()
 	}
@@ -193,4 +186,64 @@ func ldconfig(t testing.TB, root, format string, dirs ...string) []byte {
 
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
+}
+
+// goldenTree is the tree testdata/ld.so.cache* were generated from, with goldenDirs as ld.so.conf.
+var (
+	goldenTree = map[string]string{
+		"opt/b/libfoo.so.1":                        "lib:libfoo.so.1",
+		"opt/b/glibc-hwcaps/x86-64-v3/libfoo.so.1": "lib:libfoo.so.1",
+		"opt/b/glibc-hwcaps/x86-64-v2/libfoo.so.1": "lib:libfoo.so.1",
+		"opt/b/libbar.so.2.1":                      "lib:libbar.so.2",
+		"opt/a/libfoo.so.1":                        "lib:libfoo.so.1",
+		"opt/a/libfoo.so.10":                       "lib:libfoo.so.10",
+		"opt/a/libfoo.so.9":                        "lib:libfoo.so.9",
+		"opt/c/libqux.so.3":                        "lib32:libqux.so.3",
+	}
+	goldenDirs    = []string{"/opt/b", "/opt/a", "/opt/c"}
+	goldenFormats = map[string]string{"new": "ld.so.cache", "old": "ld.so.cache.old", "compat": "ld.so.cache.compat"}
+)
+
+// runProbe runs the probe (through chroot when root is set) and returns one line per name.
+func runProbe(t *testing.T, root, dir, llp string, names ...string) []string {
+	t.Helper()
+	var cmd *exec.Cmd
+	if root != "" {
+		cmd = exec.Command(needTool(t, "chroot"), append([]string{root, "/probe"}, names...)...)
+	} else {
+		cmd = exec.Command(probe(t), names...)
+	}
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LD_") && !strings.HasPrefix(kv, "GLIBC_TUNABLES=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if llp != "" {
+		cmd.Env = append(cmd.Env, "LD_LIBRARY_PATH="+llp)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, stderr.Bytes())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(names) {
+		t.Fatalf("%s printed %d lines for %d names:\n%s", cmd, len(lines), len(names), out)
+	}
+	return lines
+}
+
+func openNeeds(t testing.TB, p string) (*binfmt.ELF, binfmt.Needs) {
+	t.Helper()
+	f, err := binfmt.OpenELF(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.Needs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, n
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -16,23 +17,15 @@ import (
 // script is ""), linked against the given libraries, with extra linker flags.
 func gccVersioned(t *testing.T, dir, soname, src, script string, args ...string) string {
 	t.Helper()
-	gcc := needTool(t, "gcc")
 	out := filepath.Join(dir, soname)
-	c := filepath.Join(dir, soname+".c")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmdArgs := []string{"-shared", "-fPIC", "-Wl,-soname," + soname, "-o", out, c}
 	if script != "" {
 		v := filepath.Join(dir, soname+".map")
 		if err := os.WriteFile(v, []byte(script), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmdArgs = append(cmdArgs, "-Wl,--version-script,"+v)
+		args = append([]string{"-Wl,--version-script," + v}, args...)
 	}
-	if msg, err := exec.Command(gcc, append(cmdArgs, args...)...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s", cmdArgs, err, msg)
-	}
+	elfso.Build(t, out, soname, src, args...)
 	return out
 }
 
@@ -41,19 +34,6 @@ func needsOf(t *testing.T, p string) binfmt.Needs {
 	f, n := openNeeds(t, p)
 	f.Close()
 	return n
-}
-
-func openNeeds(t testing.TB, p string) (*binfmt.ELF, binfmt.Needs) {
-	t.Helper()
-	f, err := binfmt.OpenELF(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := f.Needs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, n
 }
 
 // TestLoadProblem_agreesWithDlopen: for each object, the model predicts a failure exactly when the

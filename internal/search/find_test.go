@@ -14,15 +14,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 )
 
-// elf32 is the header of a 32-bit x86 shared object: enough for the class check.
-func elf32() []byte {
-	b := make([]byte, 52)
-	copy(b, "\x7fELF\x01\x01\x01")
-	b[16], b[18] = 3, 3 // ET_DYN, EM_386
-	b[20] = 1
-	return b
-}
-
 func TestFind_searchOrder(t *testing.T) {
 	type file struct{ root, rel, soname string }
 	tests := []struct {
@@ -128,23 +119,6 @@ func TestFind_searchOrder(t *testing.T) {
 			}
 		})
 	}
-}
-
-func dump(ex *Explanation) string {
-	var b strings.Builder
-	for _, st := range ex.Steps {
-		b.WriteString(st.Step + " " + string(st.Outcome) + " " + st.Detail + "\n")
-		for _, c := range st.Candidates {
-			b.WriteString("  cand " + c.Path + " refused=" + c.Refused + "\n")
-		}
-		for _, a := range st.Tried {
-			b.WriteString("  tried " + a.Path + " " + a.Reason + "\n")
-		}
-		for _, l := range st.Log {
-			b.WriteString("  log " + l + "\n")
-		}
-	}
-	return b.String()
 }
 
 func TestFind_Errors(t *testing.T) {

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"debug/pe"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
 // The tests here run a Windows host's path mapping on any host: the directories a step is granted
@@ -23,8 +21,6 @@ import (
 // os.OpenRoot opens C:\... — is Go's, and the wine run in the report covers it.
 
 var windowsHost = guestpath.For("windows")
-
-var dllAMD64 = fakepe.File(pe.IMAGE_FILE_MACHINE_AMD64, true)
 
 // fakeWindowsRoots opens a Windows host path as the fake tree standing for it.
 func fakeWindowsRoots(trees map[string]string) func(string, *observe.Recorder) (*os.Root, error) {

@@ -2,12 +2,8 @@ package search
 
 import (
 	"context"
+	"debug/pe"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/candidate"
-	"github.com/pathfinder-dev/pathfinder/internal/catalog"
-	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +11,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // libCache keeps each distinct gcc-built library once per test binary: tests copy it where they need it.
@@ -28,9 +33,6 @@ var (
 // path to a library built by elfLib), built by gcc.
 func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
 	key := soname + "\x00" + strings.Join(extraArgs, "\x00")
 	libMu.Lock()
 	defer libMu.Unlock()
@@ -45,18 +47,8 @@ func elfLib(t testing.TB, soname string, extraArgs ...string) []byte {
 		libDir = d
 	}
 	sym := "lib_" + strings.NewReplacer(".", "_", "-", "_").Replace(soname)
-	src := filepath.Join(libDir, sym+".c")
 	out := filepath.Join(libDir, fmt.Sprintf("%s-%d.so", sym, len(libCache)))
-	if err := os.WriteFile(src, []byte(fmt.Sprintf("int %s_marker(void) { return 42; }\n", sym)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-shared", "-fPIC", "-o", out, src}, extraArgs...)
-	if soname != "" {
-		args = append(args, "-Wl,-soname,"+soname)
-	}
-	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s", args, err, b)
-	}
+	elfso.Build(t, out, soname, fmt.Sprintf("int %s_marker(void) { return 42; }\n", sym), extraArgs...)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -183,4 +175,121 @@ var bg = context.Background()
 // inputs included.
 func (f *Engine) resultKey(kind Kind, name string) string {
 	return f.results.Key(kind, name, f.checkFor(kind, name, true).key())
+}
+
+// elf32 is the header of a 32-bit x86 shared object: enough for the class check.
+func elf32() []byte {
+	b := make([]byte, 52)
+	copy(b, "\x7fELF\x01\x01\x01")
+	b[16], b[18] = 3, 3 // ET_DYN, EM_386
+	b[20] = 1
+	return b
+}
+
+func dump(ex *Explanation) string {
+	var b strings.Builder
+	for _, st := range ex.Steps {
+		b.WriteString(st.Step + " " + string(st.Outcome) + " " + st.Detail + "\n")
+		for _, c := range st.Candidates {
+			b.WriteString("  cand " + c.Path + " refused=" + c.Refused + "\n")
+		}
+		for _, a := range st.Tried {
+			b.WriteString("  tried " + a.Path + " " + a.Reason + "\n")
+		}
+		for _, l := range st.Log {
+			b.WriteString("  log " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
+var dllAMD64 = fakepe.File(pe.IMAGE_FILE_MACHINE_AMD64, true)
+
+// pack is a one-library descriptor pack; extra is appended to its table.
+func pack(name string, extra ...string) []byte {
+	return []byte(fmt.Sprintf("[[library]]\nname = %q\npackaged_with = \"other\"\nlinux_sonames = [\"lib%s.so.1\"]\n%s", name, name, strings.Join(extra, "\n")))
+}
+
+// newFinderOpts is New with opts, closed when the test ends.
+func newFinderOpts(t *testing.T, opts Options) *Engine {
+	t.Helper()
+	f, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// findFresh finds name with a fresh Engine (a new process, as far as the cache can tell) and reports
+// whether it was answered from the result cache.
+func findFresh(t *testing.T, env testEnv, config, name string) (*Library, error, bool) {
+	t.Helper()
+	f := newFinder(t, env, config)
+	lib, err := f.Find(bg, name)
+	return lib, err, f.searches.Load() == 0
+}
+
+// ctorLib is a shared object with this soname whose constructor creates the file marker: a test
+// tells from it whether the loader ran this library's code. sym names a function it defines.
+func ctorLib(t *testing.T, soname, marker, sym string) []byte {
+	t.Helper()
+	src := fmt.Sprintf(`#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void ran(void) { int fd = open(%q, O_CREAT|O_WRONLY, 0644); if (fd >= 0) close(fd); }
+int %s(void) { return 7; }
+`, marker, sym)
+	out := filepath.Join(t.TempDir(), soname)
+	elfso.Build(t, out, soname, src)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func needLoader(t *testing.T) {
+	t.Helper()
+	if !loader.Available {
+		t.Skip("this build cannot load libraries")
+	}
+}
+
+// flipPlans are where another user points a granted name at each moment of a load, true for the
+// library no check may pass: before the search, between the candidate's check and its load
+// (beforeLoad), and after the last check, as the loader opens it (beforeDlopen); every combination.
+var flipPlans = func() (plans []struct{ search, load, dlopen bool }) {
+	for i := range 8 {
+		plans = append(plans, struct{ search, load, dlopen bool }{i&1 != 0, i&2 != 0, i&4 != 0})
+	}
+	return plans
+}()
+
+// loadFlipped loads prefix0000 … prefix0007 with an Engine of env and config, one name per flip plan,
+// point(i, evil) pointing the i-th at each moment as its plan says; the Engine's beforeLoad and
+// beforeDlopen hooks are the flips.
+// Each library's constructor leaves good-NNNN or evil-NNNN in marks. The evil code never runs; a
+// name that led to the good library when checked loads it, one that led elsewhere is refused.
+func loadFlipped(t *testing.T, env testEnv, config, prefix, marks string, point func(i int, evil bool)) {
+	t.Helper()
+	var i int
+	f := newFinder(t, env, config, func(o *Options) {
+		o.hooks.beforeLoad = func(string) { point(i, flipPlans[i].load) }
+		o.hooks.beforeDlopen = func(string) { point(i, flipPlans[i].dlopen) }
+	})
+	for i = range flipPlans {
+		pl := flipPlans[i]
+		point(i, pl.search)
+		_, err := f.Load(bg, fmt.Sprintf("%s%04d", prefix, i))
+		if (err == nil) == pl.search {
+			t.Errorf("%+v: Load = %v; want it loaded exactly when the name led to the good library as it was checked", pl, err)
+		}
+		_, ranGood := os.Stat(filepath.Join(marks, fmt.Sprintf("good-%04d", i)))
+		if _, ranEvil := os.Stat(filepath.Join(marks, fmt.Sprintf("evil-%04d", i))); ranEvil == nil {
+			t.Errorf("%+v: the evil library's constructor ran", pl)
+		}
+		if (ranGood == nil) != (err == nil) {
+			t.Errorf("%+v: Load = %v, yet the good library's code ran: %v", pl, err, ranGood == nil)
+		}
+	}
 }

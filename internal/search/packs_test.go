@@ -2,7 +2,6 @@ package search
 
 import (
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,12 +9,8 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
-
-// pack is a one-library descriptor pack; extra is appended to its table.
-func pack(name string, extra ...string) []byte {
-	return []byte(fmt.Sprintf("[[library]]\nname = %q\npackaged_with = \"other\"\nlinux_sonames = [\"lib%s.so.1\"]\n%s", name, name, strings.Join(extra, "\n")))
-}
 
 func TestPacks_discovery(t *testing.T) {
 	sys, home, venv, envDir, cfgDir := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
@@ -187,17 +182,6 @@ dependencies = ["cublas"]
 	if e, _ := f.catalog.Lookup(DynamicLib, "acmefft"); e == nil || strings.Join(e.Dependencies, ",") != "cublas" {
 		t.Fatalf("acmefft's descriptor %+v", e)
 	}
-}
-
-// newFinderOpts is New with opts, closed when the test ends.
-func newFinderOpts(t *testing.T, opts Options) *Engine {
-	t.Helper()
-	f, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
 }
 
 // Every pack in docs/packs.md reads, over the builtin pack, as the docs say it does.

@@ -3,7 +3,6 @@ package search
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,21 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
+
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
-
-// findFresh finds name with a fresh Engine (a new process, as far as the cache can tell) and reports
-// whether it was answered from the result cache.
-func findFresh(t *testing.T, env testEnv, config, name string) (*Library, error, bool) {
-	t.Helper()
-	f := newFinder(t, env, config)
-	lib, err := f.Find(bg, name)
-	return lib, err, f.searches.Load() == 0
-}
 
 func TestResultCache_exact(t *testing.T) {
 	cache := t.TempDir()

@@ -2,17 +2,15 @@ package search
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
@@ -22,28 +20,6 @@ import (
 // The tests here hold load and find to what really happens in the process: which file the loader
 // maps, whether a second copy of a library appears, and what an error says happened. Each uses
 // libraries of its own pack: what a process loaded stays loaded.
-
-// ctorLib is a shared object with this soname whose constructor creates the file marker: a test
-// tells from it whether the loader ran this library's code. sym names a function it defines.
-func ctorLib(t *testing.T, soname, marker, sym string) []byte {
-	t.Helper()
-	src := fmt.Sprintf(`#include <fcntl.h>
-#include <unistd.h>
-__attribute__((constructor)) static void ran(void) { int fd = open(%q, O_CREAT|O_WRONLY, 0644); if (fd >= 0) close(fd); }
-int %s(void) { return 7; }
-`, marker, sym)
-	dir := t.TempDir()
-	c, out := filepath.Join(dir, "lib.c"), filepath.Join(dir, soname)
-	os.WriteFile(c, []byte(src), 0o644)
-	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,"+soname, "-o", out, c).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // mappedFiles lists the files of this process's mappings whose base name starts with prefix.
 func mappedFiles(t *testing.T, prefix string) []string {
@@ -68,13 +44,6 @@ func mappedFiles(t *testing.T, prefix string) []string {
 		}
 	}
 	return out
-}
-
-func needLoader(t *testing.T) {
-	t.Helper()
-	if !loader.Available {
-		t.Skip("this build cannot load libraries")
-	}
 }
 
 // TestLoad_alreadyLoadedWins: a copy of a library (or of its dependency) already in the process —
@@ -171,20 +140,16 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 }
 
 // TestLoad_flipRace: another user flips a granted name between a library inside the root and a
-// symlink to one outside, as fast as it can, while libraries are loaded one after another: the
-// outside library's code never runs.
+// symlink to one outside, at each moment of a load (loadFlipped): the outside library's code never
+// runs; a name that is the inside library when checked loads it, one that leads outside is refused.
 func TestLoad_flipRace(t *testing.T) {
 	needLoader(t)
-	n := 1000
-	if testing.Short() {
-		n = 100
-	}
 	site, outside, marks := t.TempDir(), t.TempDir(), t.TempDir()
 	dir := filepath.Join(site, "pf", "lib")
 	os.MkdirAll(dir, 0o755)
-	os.Chmod(dir, 0o777)
+	os.Chmod(dir, 0o777) // anyone may rename in it
 	var pk strings.Builder
-	for i := range n {
+	for i := range flipPlans {
 		pk.Write(pack(fmt.Sprintf("flip%04d", i), `site_packages_linux = ["pf/lib"]`))
 		pk.WriteString("\n")
 	}
@@ -194,54 +159,30 @@ func TestLoad_flipRace(t *testing.T) {
 	// runs only if a load maps what no check saw.
 	good := ctorLib(t, "libflip0000.so.1", filepath.Join(marks, "good-0000"), "flip_good")
 	evil := ctorLib(t, "libflop0000.so.1", filepath.Join(marks, "evil-0000"), "flip_evil")
-	patch := func(b []byte, i int) []byte {
-		tag := []byte(fmt.Sprintf("%04d", i))
-		return []byte(strings.ReplaceAll(string(b), "0000", string(tag)))
+	for i := range flipPlans {
+		tag := fmt.Sprintf("%04d", i)
+		os.WriteFile(filepath.Join(dir, ".libflip"+tag+".so.1"), bytes.ReplaceAll(good, []byte("0000"), []byte(tag)), 0o755)
+		os.WriteFile(filepath.Join(outside, "libflip"+tag+".so.1"), bytes.ReplaceAll(evil, []byte("0000"), []byte(tag)), 0o755)
 	}
-	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n")
-	var loaded atomic.Int64
-	for i := range n {
+	// The name is the library inside (a new link to it) or a symlink to the one outside, renamed
+	// over it. (A rename between two links to one file does nothing: the link left over goes first.)
+	loadFlipped(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n", "flip", marks, func(i int, evil bool) {
 		name := fmt.Sprintf("libflip%04d.so.1", i)
-		target := filepath.Join(dir, name)
-		real, out := filepath.Join(dir, "."+name), filepath.Join(outside, name)
-		os.WriteFile(real, patch(good, i), 0o755)
-		os.WriteFile(out, patch(evil, i), 0o755)
-		os.Link(real, target)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { // the other user
-			defer wg.Done()
-			tmp := filepath.Join(dir, ".tmp-"+name)
-			for flip := 0; ; flip++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if flip%2 == 0 {
-					os.Symlink(out, tmp) // the name leads outside
-				} else {
-					os.Link(real, tmp) // the name is the library inside again
-				}
-				os.Rename(tmp, target)
-			}
-		}()
-		if _, err := f.Load(bg, fmt.Sprintf("flip%04d", i)); err == nil {
-			loaded.Add(1)
+		tmp := filepath.Join(dir, ".tmp-"+name)
+		os.Remove(tmp)
+		var err error
+		if evil {
+			err = os.Symlink(filepath.Join(outside, name), tmp)
+		} else {
+			err = os.Link(filepath.Join(dir, "."+name), tmp)
 		}
-		close(stop)
-		wg.Wait()
-	}
-	evils, _ := filepath.Glob(filepath.Join(marks, "evil-*"))
-	if len(evils) > 0 {
-		t.Fatalf("the outside library's constructor ran %d times in %d loads", len(evils), n)
-	}
-	goods, _ := filepath.Glob(filepath.Join(marks, "good-*"))
-	if int64(len(goods)) != loaded.Load() {
-		t.Fatalf("%d loads succeeded but %d checked libraries ran", loaded.Load(), len(goods))
-	}
-	t.Logf("%d names flipped while loading: %d loaded the checked file, %d refused, no outside code ran", n, loaded.Load(), int64(n)-loaded.Load())
+		if err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, name))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestFind_refusedIsNotNotFound: a file found but refused is an error of its own that names the

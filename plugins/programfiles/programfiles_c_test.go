@@ -1,8 +1,6 @@
 package programfiles
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -26,14 +24,16 @@ func FuzzProgramFilesMatchReference(f *testing.F) {
 	steptest.CheckModule(f, Plugin.Name)
 	steptest.Register(Plugin)
 	dir := f.TempDir()
-	rt := steptest.NewRuntime(f, dir)
-	n := 0
+	// One Program Files directory, emptied after each input: the guest is the host's, one instance
+	// reused between calls, as it is between a search's steps.
+	root := filepath.Join(dir, "pf")
+	env := map[string]string{"ProgramW6432": root}
+	g := steptest.NewSandbox(f, dir).Guest(env)
 	f.Fuzz(func(t *testing.T, glob, names string) {
 		if strings.IndexByte(glob, 0) >= 0 {
 			return // the catalog refuses a descriptor with a NUL byte
 		}
-		n++
-		root := filepath.Join(dir, fmt.Sprint(n))
+		defer os.RemoveAll(root)
 		for i, name := range strings.Split(names, "\n") {
 			// os.DirFS, under the reference, refuses names that are not UTF-8 outright; a WASI guest
 			// gets the file system's own answer. That difference is the test's, not the steps'.
@@ -46,13 +46,9 @@ func FuzzProgramFilesMatchReference(f *testing.F) {
 				os.WriteFile(filepath.Join(root, d, "cudnn64_9.dll"), nil, 0o644)
 			}
 		}
-		defer os.RemoveAll(root)
-		env := map[string]string{"ProgramW6432": root}
-		g := rt.Guest(t, env)
-		defer g.Module.Close(context.Background())
 		req := &abi.Request{ABI: abi.Version, Step: "programfiles", Entry: "programfiles", Kind: abi.KindDynamicLib, Platform: abi.Platform{OS: "windows", Arch: "amd64"},
 			Library: abi.Descriptor{Name: "cudnn", WindowsDLLs: []string{"cudnn64_9.dll"}, ProgramFilesDirsWindows: []string{glob, "NVIDIA/CUDNN/*"}}}
-		want, wantLog := steptest.Reference(req, env)
+		want, wantLog := steptest.Reference(t, req, env)
 		got, gotLog := g.Search(t, req)
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotLog, wantLog) {
 			t.Fatalf("glob %q over %q:\nC:  %+v %q\nGo: %+v %q", glob, names, got, gotLog, want, wantLog)

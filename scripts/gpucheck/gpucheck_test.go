@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // A captured machine with one H100 and driver 550.163.01: the kernel module, its device nodes, the
@@ -99,22 +100,9 @@ func fakeMachine(t *testing.T, root string) {
 	for p, data := range files {
 		write(t, filepath.Join(root, p), data, 0o644)
 	}
-	if err := os.MkdirAll(filepath.Join(root, libDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(t.TempDir(), "libcuda.c")
-	write(t, src, libcudaC, 0o644)
-	for _, l := range []struct{ soname, src string }{{"libcuda.so.1", src}, {"libnvidia-ml.so.1", ""}} {
+	for _, l := range []struct{ soname, code string }{{"libcuda.so.1", libcudaC}, {"libnvidia-ml.so.1", ""}} {
 		file := filepath.Join(root, libDir, strings.TrimSuffix(l.soname, "1")+fakeDriver)
-		args := []string{"-shared", "-fPIC", "-Wl,-soname," + l.soname, "-o", file}
-		if l.src != "" {
-			args = append(args, l.src)
-		} else {
-			args = append(args, "-x", "c", "/dev/null")
-		}
-		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-			t.Fatalf("gcc: %v\n%s", err, out)
-		}
+		elfso.Build(t, file, l.soname, l.code)
 		if err := os.Symlink(filepath.Base(file), filepath.Join(root, libDir, l.soname)); err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 // own output. go test ./... > log 2>&1, as CI keeps output, holds the ok line alone, whole (a note
 // written into the go command's stderr once overwrote it: "ok …/integration 0.004s  are not in
 // …"); go test -v shows each skip with why and what fetches the libraries; with the libraries
-// required, as CI requires them, the package fails instead.
+// required, as .ci/run requires them, the package fails instead.
 func TestSkip_quiet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
@@ -48,7 +48,12 @@ func TestSkip_quiet(t *testing.T) {
 		t.Fatalf("go test with the libraries required passed:\n%s", out)
 	}
 	readme, err := os.ReadFile("../../../README.md")
-	if err != nil || !strings.Contains(string(readme), "without those libraries their tests skip: go test -v ./... | grep -A1 -- '--- SKIP' lists each, with why") {
-		t.Errorf("README does not say how to see the skips: %v", err)
+	if err != nil || !strings.Contains(string(readme), "without those libraries their tests skip: go test -v ./... | grep -A1 -- '--- SKIP' lists each, with why") ||
+		!strings.Contains(string(readme), "(PATHFINDER_REALNV=require, as .ci/run sets, fails instead)") {
+		t.Errorf("README does not say how to see the skips, and that CI requires the libraries: %v", err)
+	}
+	ci, err := os.ReadFile("../../../.ci/run")
+	if err != nil || !regexp.MustCompile(`(?m)^PATHFINDER_REALNV=require .*go test .*\./\.\.\.`).Match(ci) {
+		t.Errorf(".ci/run does not run the tests with the libraries required: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package steptest
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -12,23 +11,10 @@ import (
 // The C SDK (abi/c) as the builtin module ships it: what the host never sends still gets an answer,
 // never a trap, and in the Go SDK's words.
 
-func describe(t *testing.T, g Guest) abi.Description {
-	ctx := context.Background()
-	r, err := g.Module.ExportedFunction(abi.ExportDescribe).Call(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := g.Module.Memory().Read(uint32(r[0]>>32), uint32(r[0]))
-	var d abi.Description
-	if err := json.Unmarshal(out, &d); err != nil {
-		t.Fatalf("describe: %q: %v", out, err)
-	}
-	return d
-}
-
 func TestStepsRequests(t *testing.T) {
-	g := NewRuntime(t, t.TempDir()).Guest(t, nil)
-	names := strings.Join(describe(t, g).Names, ", ")
+	sb := NewSandbox(t, t.TempDir())
+	g := sb.Guest(nil)
+	names := strings.Join(sb.Describe(t).Names, ", ")
 	if names != "canary, conda, envroots, programfiles, wheels" {
 		t.Errorf("the module registers %s", names)
 	}
@@ -52,7 +38,7 @@ func TestStepsRequests(t *testing.T) {
 // TestStepsRequests_goWords: the SDK's errors are the Go SDK's texts (abi/texts.go, copied into C by
 // go generate ./abi), quoting included.
 func TestStepsRequests_goWords(t *testing.T) {
-	g := NewRuntime(t, t.TempDir()).Guest(t, nil)
+	g := NewSandbox(t, t.TempDir()).Guest(nil)
 	for _, req := range []abi.Request{
 		{ABI: 7, Step: "wheels"},
 		{ABI: -3, Entry: "wheels"},
@@ -79,8 +65,7 @@ func FuzzStepsRequest(f *testing.F) {
 	f.Add([]byte(`{"abi":2,"entry":"programfiles","platform":{"os":"windows","arch":"amd64"},"library":{"name":"\u00e9\ud800","windows_dlls":["a\"b"],"program_files_dirs_windows":["[","x/*/[a-]"]}}`))
 	f.Add([]byte(`{"abi":2,"entry":"canary","library":{"ctk_root_canary_anchor_libnames":["libcudart.so.12",""]}}`))
 	f.Add([]byte(`{"abi":2,"entry":"x\u0001\"","options":{"a":"b","c":1},"library":{"requires_rtld_deepbind":true}}`))
-	g := NewRuntime(f, f.TempDir()).Guest(f, map[string]string{"ProgramW6432": "/nonexistent", "CONDA_PREFIX": "/x"})
-	g.resolve = func(n string) (string, error) { return "/usr/local/cuda/lib64/" + n, nil }
+	g := NewSandbox(f, f.TempDir()).Guest(map[string]string{"ProgramW6432": "/nonexistent", "CONDA_PREFIX": "/x"})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if out := g.Raw(t, in); !json.Valid(out) {
 			t.Fatalf("request %q: response %q is not JSON", in, out)

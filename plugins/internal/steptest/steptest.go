@@ -1,6 +1,7 @@
 // Package steptest runs a first-party step's two forms over the same trees and requires the same
-// answers: the C that ships in the builtin module (builtin.StepsModule, built from plugins/<name>/*.c)
-// and the Go reference (the step's abi.Plugin). Each plugins/<name> calls MatchReference from its
+// answers: the C that ships in the builtin module (builtin.StepsModule, built from plugins/<name>/*.c),
+// run by the engine the host ships (internal/wasm: its instances, limits and response decoding), and
+// the Go reference (the step's abi.Plugin). Each plugins/<name> calls MatchReference from its
 // <name>_c_test.go, for every descriptor of the NVIDIA pack, every platform and the env cases the
 // steps tell apart, comparing candidates, attempts and log lines.
 package steptest
@@ -21,14 +22,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
 // Platforms are the platforms every step is compared on.
@@ -123,117 +125,116 @@ func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Descriptor {
 	return out
 }
 
-// compiled is shared by every Runtime of a test binary: the module is compiled once.
-var compiled = wazero.NewCompilationCache()
+// steps is the builtin module loaded as the host loads it (internal/wasm, the builtin steps' memory
+// cap), once per test binary: each Sandbox mounts its own tree in instances of it.
+var steps = sync.OnceValues(func() (*wasm.Module, error) {
+	e := wasm.NewEngine(filepath.Join(os.TempDir(), "pathfinder-test-cache", "wasm"))
+	e.CompileTimeout = time.Hour // a busy machine's slow compile must not leave a refusal in the shared cache
+	return e.Load(context.Background(), builtin.StepsModule(), limits().Memory, limits().Timeout)
+})
 
-// Runtime is the builtin module compiled, with the host functions a test controls.
-type Runtime struct {
-	rt       wazero.Runtime
-	compiled wazero.CompiledModule
+// limits are the builtin steps' memory cap and per-call timeout, as the builtin config gives them
+// (the same for every builtin step).
+var limits = sync.OnceValue(func() *config.Plugin {
+	c := config.Defaults()
+	if err := c.Apply("builtin:pathfinder.toml", builtin.DefaultConfig()); err != nil {
+		panic(err) // the host could not start either; config's tests say why
+	}
+	return c.Plugins["wheels"]
+})
+
+// Sandbox is the builtin module as the host runs it, with universe granted read-only.
+type Sandbox struct {
+	mod      *wasm.Module
 	universe string
-	log      []string
-	resolve  func(string) (string, error)
+	root     *os.Root
 }
 
-// NewRuntime returns a Runtime whose guests see universe, read-only.
-func NewRuntime(t testing.TB, universe string) *Runtime {
-	ctx := context.Background()
-	r := &Runtime{rt: wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(compiled)), universe: universe}
-	t.Cleanup(func() { r.rt.Close(ctx) })
-	wasi_snapshot_preview1.MustInstantiate(ctx, r.rt)
-	_, err := r.rt.NewHostModuleBuilder(abi.ImportModule).
-		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n uint32) {
-		b, _ := m.Memory().Read(ptr, n)
-		r.log = append(r.log, string(b))
-	}).Export(abi.ImportLog).
-		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n, out, cap uint32) int32 {
-		if r.resolve == nil {
-			return abi.ResolveDenied
-		}
-		name, _ := m.Memory().Read(ptr, n)
-		p, err := r.resolve(string(name))
-		switch {
-		case err == abi.ErrNotGranted:
-			return abi.ResolveDenied
-		case err != nil:
-			return abi.ResolveNotFound
-		case len(p) > int(cap):
-			return abi.ResolveTooLong
-		}
-		m.Memory().Write(out, []byte(p))
-		return int32(len(p))
-	}).Export(abi.ImportSystemResolve).
-		Instantiate(ctx)
+// NewSandbox returns a Sandbox whose guests see universe, read-only.
+func NewSandbox(t testing.TB, universe string) *Sandbox {
+	t.Helper()
+	mod, err := steps()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.compiled, err = r.rt.CompileModule(ctx, builtin.StepsModule()); err != nil {
+	root, err := os.OpenRoot(universe)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	t.Cleanup(func() { root.Close() })
+	return &Sandbox{mod: mod, universe: universe, root: root}
 }
 
-// Guest is an instance of the module with one environment, the universe mounted read-only.
+// Guest is the module's instances with one environment; the host pools them by it, so a guest's
+// calls are served as the host serves a step's calls, by an instance reused between them.
 type Guest struct {
-	*Runtime
-	Module api.Module
+	*Sandbox
+	grants wasm.Grants
 }
 
-// Guest instantiates the module with the variables env.
-func (r *Runtime) Guest(t testing.TB, env map[string]string) Guest {
-	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
-		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(r.universe, r.universe))
-	for k, v := range env {
-		cfg = cfg.WithEnv(k, v)
-	}
-	mod, err := r.rt.InstantiateModule(context.Background(), r.compiled, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Guest{r, mod}
+// Guest returns the guest with the variables env.
+func (s *Sandbox) Guest(env map[string]string) Guest {
+	return Guest{s, wasm.Grants{Mounts: []wasm.Mount{{Path: s.universe, Root: s.root}}, Env: env}}
 }
 
-// Search runs one request in the guest and returns its response and log lines.
+// Search runs one request in the guest and returns its response and log as the host reads them.
+// No first-party step asks system_resolve (the host works out the canary's roots): it is not granted.
 func (g Guest) Search(t testing.TB, req *abi.Request) (*abi.Response, []string) {
-	g.log = nil
+	t.Helper()
 	in, _ := json.Marshal(req)
-	out := g.Raw(t, in)
-	var resp abi.Response
-	if err := json.Unmarshal(out, &resp); err != nil {
-		t.Fatalf("%s %s: response %q: %v", req.Step, req.Library.Name, out, err)
-	}
-	return &resp, g.log
+	out, log := g.call(t, in)
+	return decode(t, out), log
 }
 
 // Raw sends the request bytes in and returns the response's bytes.
 func (g Guest) Raw(t testing.TB, in []byte) []byte {
-	ctx := context.Background()
-	r, err := g.Module.ExportedFunction(abi.ExportAlloc).Call(ctx, uint64(len(in)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Module.Memory().Write(uint32(r[0]), in)
-	r, err = g.Module.ExportedFunction(abi.ExportSearch).Call(ctx, r[0], uint64(len(in)))
-	if err != nil {
-		t.Fatalf("request %q: %v", in, err)
-	}
-	out, _ := g.Module.Memory().Read(uint32(r[0]>>32), uint32(r[0]))
+	t.Helper()
+	out, _ := g.call(t, in)
 	return out
 }
 
+func (g Guest) call(t testing.TB, in []byte) ([]byte, []string) {
+	t.Helper()
+	out, res, err := g.mod.Call(context.Background(), g.grants, in, limits().Timeout)
+	if err != nil {
+		t.Fatalf("request %q: %v", in, err)
+	}
+	return out, res.Log
+}
+
+// Describe is what the module says of itself, as the host asks it.
+func (s *Sandbox) Describe(t testing.TB) *abi.Description {
+	t.Helper()
+	d, err := s.mod.Describe(context.Background(), limits().Timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// decode reads a response as the host does (bounded, what it prints escaped).
+func decode(t testing.TB, out []byte) *abi.Response {
+	t.Helper()
+	resp, err := candidate.DecodeResponse(out)
+	if err != nil {
+		t.Fatalf("response %q: %v", out, err)
+	}
+	return resp
+}
+
 // Reference runs the same request through the registered Go plugin, with the request and the
-// response encoded as they cross between a Go guest and the host (invalid UTF-8 becomes U+FFFD).
-func Reference(req *abi.Request, env map[string]string) (*abi.Response, []string) {
+// response encoded and read as they cross between a Go guest and the host (invalid UTF-8 becomes
+// U+FFFD; the response decoded and the log escaped by the host).
+func Reference(t testing.TB, req *abi.Request, env map[string]string) (*abi.Response, []string) {
+	t.Helper()
 	var log []string
 	e := abi.Env{FS: os.DirFS("/"), Getenv: func(k string) string { return env[k] },
-		Logf: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }}
+		Logf: func(f string, a ...any) { log = append(log, printable.String(fmt.Sprintf(f, a...))) }}
 	var sent abi.Request
 	b, _ := json.Marshal(req)
 	json.Unmarshal(b, &sent)
 	b, _ = json.Marshal(abi.Run(e, &sent))
-	var resp abi.Response
-	json.Unmarshal(b, &resp)
-	return &resp, log
+	return decode(t, b), log
 }
 
 // Universe builds one tree holding every descriptor's files in a random selection of the places the
@@ -353,10 +354,10 @@ func compare(t *testing.T, step string, seed uint64) {
 	}
 	full["CUDA_HOME"], relative["CUDA_HOME"] = link, filepath.Join(dir, "conda")
 	envs := []map[string]string{full, homeOnly, relative, {}}
-	rt := NewRuntime(t, dir)
+	sb := NewSandbox(t, dir)
 	var guests []Guest
 	for _, env := range envs {
-		guests = append(guests, rt.Guest(t, env))
+		guests = append(guests, sb.Guest(env))
 	}
 
 	// Roots of every role, each step taking its own: site-packages, one the config names, canary
@@ -374,7 +375,7 @@ func compare(t *testing.T, step string, seed uint64) {
 					if e == 3 {
 						req.Roots = nil
 					}
-					want, wantLog := Reference(req, env)
+					want, wantLog := Reference(t, req, env)
 					got, gotLog := guests[e].Search(t, req)
 					calls++
 					found += len(got.Candidates)
@@ -420,8 +421,8 @@ func WantBoth(t testing.TB, p abi.Plugin, dir string, env map[string]string, req
 		}
 		return out
 	}
-	ref, _ := Reference(req, env)
-	got, _ := NewRuntime(t, dir).Guest(t, env).Search(t, req)
+	ref, _ := Reference(t, req, env)
+	got, _ := NewSandbox(t, dir).Guest(env).Search(t, req)
 	if goGot, cGot := paths(ref), paths(got); !slices.Equal(goGot, want) || !slices.Equal(cGot, want) {
 		t.Fatalf("Go %q\nC  %q\nwant %q", goGot, cGot, want)
 	}
