@@ -37,7 +37,7 @@ func wantFoundAfter(t *testing.T, env testEnv, lib string) {
 	}
 }
 
-// TestFinder_Close_duringAndAfter closes a Engine before, during (before each step of the search)
+// TestFinder_Close_duringAndAfter closes an Engine before, during (before each step of the search)
 // and after a call: every call that has not returned when Close begins, and every call after it,
 // fails with ErrClosed — never not-found or refused — and none of them leaves an answer behind.
 func TestFinder_Close_duringAndAfter(t *testing.T) {

@@ -215,7 +215,7 @@ func (f *Engine) Compatibility() *CompatibilityTrace {
 	return c.trace()
 }
 
-// compatState is what the check remembers across a Engine's searches: the anchor and each dated
+// compatState is what the check remembers across an Engine's searches: the anchor and each dated
 // answer, for the companions that must match it.
 type compatState struct {
 	mu      sync.Mutex

@@ -30,7 +30,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
-// Options configures a Engine. The zero value means the built-in defaults plus the system and user
+// Options configures an Engine. The zero value means the built-in defaults plus the system and user
 // config files, as pathfinder.toml describes.
 type Options struct {
 	// ConfigFile is applied last, after the system file, the user file and $PATHFINDER_CONFIG.
@@ -157,7 +157,7 @@ type Engine struct {
 	searches atomic.Int64 // searches run, for tests of the once-per-name promise
 }
 
-// hooks are what tests replace or watch in a Engine; the zero value is what runs in production.
+// hooks are what tests replace or watch in an Engine; the zero value is what runs in production.
 type hooks struct {
 	engine       *wasm.Engine      // an engine shared across Finders, instead of one of the Engine's own
 	beforeLoad   func(path string) // runs between a candidate's validation and its load: tests swap the file

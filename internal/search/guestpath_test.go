@@ -33,7 +33,7 @@ func fakeWindowsRoots(trees map[string]string) func(string, *observe.Recorder) (
 	}
 }
 
-// windowsTargetFinder is a Engine searching for windows/amd64 with only env for an environment.
+// windowsTargetFinder is an Engine searching for windows/amd64 with only env for an environment.
 func windowsTargetFinder(t *testing.T, env testEnv, h hooks) *Engine {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir

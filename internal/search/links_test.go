@@ -28,7 +28,7 @@ func TestFind_throughLinks(t *testing.T) {
 	link := filepath.Join(root, "lib64", "libcudart.so.12")
 	symlink(t, v1, link)
 	env := testEnv{"CUDA_HOME": root, "PATHFINDER_CACHE_DIR": cache}
-	config := "" // the defaults: a config file of a Engine's own would key its cache entries apart
+	config := "" // the defaults: a config file of an Engine's own would key its cache entries apart
 
 	f := newFinder(t, env, config)
 	ex := f.Explain(bg, DynamicLib, "cudart")

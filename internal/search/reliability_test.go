@@ -287,7 +287,7 @@ func TestReliability_sequentialSearches(t *testing.T) {
 }
 
 // TestReliability_manyFinders opens, uses and closes Engine after Engine in one process, as a
-// long-lived program that reloads its config would: once closed and dropped, a Engine must leave
+// long-lived program that reloads its config would: once closed and dropped, an Engine must leave
 // nothing behind, neither memory (runtimes, compiled code, instances) nor file descriptors (granted
 // roots, cache files). 100 Finders, 10,000 with PATHFINDER_SOAK=1; each searches with the tiny step.
 func TestReliability_manyFinders(t *testing.T) {
@@ -400,7 +400,7 @@ type reliabilityChild struct {
 
 type childAnswer struct{ Name, Path, Err string }
 
-// TestReliability_child is not a test of its own: the fault tests run a Engine in a child process
+// TestReliability_child is not a test of its own: the fault tests run an Engine in a child process
 // through it (os/exec's helper-process pattern), for two processes at once, for another user, and
 // for faults that may crash the process. Each answer is one line on stdout.
 func TestReliability_child(t *testing.T) {

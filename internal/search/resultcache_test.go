@@ -124,7 +124,7 @@ func asSearchError(err error, se **SearchError) bool {
 	return ok && !strings.HasPrefix(err.Error(), "pathfinder: ")
 }
 
-// cachedEntry reads the result-cache entry a Engine would use for a dynamic library.
+// cachedEntry reads the result-cache entry an Engine would use for a dynamic library.
 func cachedEntry(t *testing.T, f *Engine, name string) resultcache.Entry {
 	t.Helper()
 	c := f.results.Read(f.resultKey(DynamicLib, name))

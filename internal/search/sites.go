@@ -1,4 +1,4 @@
-// Site-packages discovery: a Engine's one answer to where the venv, conda and python site dirs are.
+// Site-packages discovery: an Engine's one answer to where the venv, conda and python site dirs are.
 
 package search
 
@@ -11,7 +11,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/sitepackages"
 )
 
-// siteDiscovery is a Engine's one discovery of the site-packages directories, which every search
+// siteDiscovery is an Engine's one discovery of the site-packages directories, which every search
 // it runs uses.
 type siteDiscovery struct {
 	once  sync.Once
