@@ -235,6 +235,7 @@ func runProbe(t *testing.T, root, dir, llp string, names ...string) []string {
 	return lines
 }
 
+// openNeeds opens p as the loader's model reads it (internal/binfmt) and returns what it needs.
 func openNeeds(t testing.TB, p string) (*binfmt.ELF, binfmt.Needs) {
 	t.Helper()
 	f, err := binfmt.OpenELF(p)
