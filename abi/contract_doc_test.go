@@ -138,3 +138,29 @@ func wireKeys(t reflect.Type) map[string]bool {
 	walk(t, false)
 	return out
 }
+
+// TestREADME_limits: README's Security model states the response's limits as package abi has them.
+func TestREADME_limits(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	comma := func(n int) string {
+		s := strconv.Itoa(n)
+		if len(s) > 3 {
+			s = s[:len(s)-3] + "," + s[len(s)-3:]
+		}
+		return s
+	}
+	for _, says := range []string{
+		"A response may be " + strconv.Itoa(MaxResponseBytes>>20) + " MiB and hold " + comma(MaxCandidates) + " candidates",
+		comma(MaxTried) + " places tried (past " + strconv.Itoa(MaxTried-1) + ", the rest are counted in one last entry)",
+		"and " + strconv.Itoa(MaxIgnored) + " inputs passed over (the rest are dropped)",
+		"keeps " + comma(MaxLogLines) + " lines and " + strconv.Itoa(MaxLogBytes>>10) + " KiB together",
+	} {
+		if !strings.Contains(readme, says) {
+			t.Errorf("README does not say %q", says)
+		}
+	}
+}

@@ -3,9 +3,10 @@ package host
 import (
 	"encoding/json"
 	"errors"
+	"time"
+
 	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
-	"time"
 )
 
 // Kind is what a search looks for.

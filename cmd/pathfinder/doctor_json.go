@@ -1,8 +1,9 @@
 package main
 
 import (
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"io"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"

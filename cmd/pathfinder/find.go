@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )

@@ -104,7 +104,7 @@ type cli struct {
 	cmd            *command // the command running, for its usage line
 	configFile     string
 	target         string // --target os/arch, where a command takes it
-	// driver is the driver the Finder's compatibility check holds candidates to, where the command
+	// driver is the driver the Engine's compatibility check holds candidates to, where the command
 	// probed it already (doctor, whose --root may name a captured machine); nil probes this one.
 	driver *driver.Report
 	finder *search.Engine
@@ -361,7 +361,7 @@ func cmdHelp(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	}
 }
 
-// configError reports an error from opening the Finder (a config or pack problem).
+// configError reports an error from opening the Engine (a config or pack problem).
 func (c *cli) configError(err error) int {
 	c.fail(err)
 	return exitUsage

@@ -178,9 +178,9 @@ func Defaults() *Config {
 //go:generate go run ./gen
 
 // builtinLayer is the built-in defaults applied once per process: decoding them and finding each
-// key's position was a fifth of a warm Finder's start. They are decoded already (builtinFile, in
+// key's position was a fifth of a warm Engine's start. They are decoded already (builtinFile, in
 // builtin_gen.go, which go generate writes from DecodeBuiltin): a process that reads no other layer
-// decodes no TOML. Each Finder gets its own copy.
+// decodes no TOML. Each Engine gets its own copy.
 var builtinLayer = sync.OnceValues(func() (*Config, error) {
 	c := Defaults()
 	return c, c.apply("builtin:pathfinder.toml", builtin.DefaultConfig(), builtinFile())

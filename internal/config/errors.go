@@ -48,11 +48,3 @@ func (c *Config) ErrorAt(key string, err error) *Error {
 func (c *Config) pluginErrorAt(p *Plugin, key, op string, err error) error {
 	return c.ErrorAt("plugin."+p.Name+"."+key, &PluginError{Plugin: p.Name, Op: op, Err: fmt.Errorf("%w%s", err, c.usedInNote(p.Name))})
 }
-
-// Where names the config position of key for messages: "config FILE:LINE:COL", or "config".
-func (c *Config) Where(key string) string {
-	if at := c.OriginOf(key); at != "" {
-		return "config " + at
-	}
-	return "config"
-}

@@ -3,7 +3,6 @@ package doctor
 import (
 	"errors"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"

@@ -44,10 +44,10 @@ type Answer struct {
 // Gather finds every library, in the catalog's order and one after another, as a program that
 // asked for them all would: the first answer with a known CUDA version anchors the rest. With a
 // pid > 0 it reads the files that process maps; the error is that it could not.
-func Gather(ctx context.Context, e *search.Engine, report *driver.Report, pid int, getenv func(string) string) (*Facts, error) {
+func Gather(ctx context.Context, e *search.Engine, drv *driver.Report, pid int, getenv func(string) string) (*Facts, error) {
 	d := &Facts{
 		Platform: e.Platform(), ConfigFiles: e.ConfigFiles(), Sites: e.SitePackages(),
-		Getenv: getenv, PID: pid, Driver: report,
+		Getenv: getenv, PID: pid, Driver: drv,
 	}
 	if pid > 0 {
 		var err error
@@ -66,8 +66,8 @@ func Gather(ctx context.Context, e *search.Engine, report *driver.Report, pid in
 		}
 	}
 	d.Compat = e.Compatibility()
-	d.Cache = e.Cache()                                      // after the searches: what writing their answers met
-	d.Ignored = append(e.IgnoredInputs(), report.Ignored...) // after the searches: their steps say what they passed over
+	d.Cache = e.Cache()                                   // after the searches: what writing their answers met
+	d.Ignored = append(e.IgnoredInputs(), drv.Ignored...) // after the searches: their steps say what they passed over
 	return d, nil
 }
 

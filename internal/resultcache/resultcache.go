@@ -136,11 +136,11 @@ func (s *Store) Write(key string, c *Entry) {
 // WriteError is the first error a Write met, nil when none did.
 func (s *Store) WriteError() error { return s.writeErr.Err() }
 
-// A Finder discovers the site-packages directories once and every search it runs uses what that
-// discovery found, so an entry that depended on discovery holds for this Finder exactly when its
-// discovery saw what this Finder's saw. An entry keeps the hash of its discovery's observations in
-// place of the observations themselves, and a lookup compares it with the hash of the Finder's own
-// discovery: each discovery observation is made once per Finder, not once per name (the listing of
+// A Engine discovers the site-packages directories once and every search it runs uses what that
+// discovery found, so an entry that depended on discovery holds for this Engine exactly when its
+// discovery saw what this Engine's saw. An entry keeps the hash of its discovery's observations in
+// place of the observations themselves, and a lookup compares it with the hash of the Engine's own
+// discovery: each discovery observation is made once per Engine, not once per name (the listing of
 // /usr/lib, the python3 on PATH, every site directory, ...). Everything else an entry observed is
 // still re-checked on every lookup.
 

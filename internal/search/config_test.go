@@ -2,12 +2,13 @@ package search
 
 import (
 	"errors"
-	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/config"
 )
 
 func TestConfig_layers(t *testing.T) {

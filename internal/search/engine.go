@@ -1,12 +1,11 @@
-// Package search is the engine behind package host: it finds and loads NVIDIA libraries. Every search step runs as a sandboxed WebAssembly
-// plugin that sees only the directories and variables it is granted; the host validates what the steps
-// propose, loads it through the OS loader, and remembers the answer for the life of the process.
+// Package search is the engine behind package host, which is its public face, and the one the
+// pathfinder command speaks to directly: the search of each step in turn, the checks of what a step
+// proposes, loading, the compatibility check, and the caches' use (ARCHITECTURE.md's call order).
 package search
 
 import (
 	"context"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"os"
 	"runtime"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
@@ -159,7 +160,7 @@ type Engine struct {
 
 // hooks are what tests replace or watch in an Engine; the zero value is what runs in production.
 type hooks struct {
-	engine       *wasm.Engine      // an engine shared across Finders, instead of one of the Engine's own
+	engine       *wasm.Engine      // an engine shared across Engines, instead of one of the Engine's own
 	beforeLoad   func(path string) // runs between a candidate's validation and its load: tests swap the file
 	beforeDlopen func(path string) // runs after the last check before the loader opens path: tests swap it
 	beforeStep   func(step string) // runs before each step of a search: tests close the Engine there
@@ -494,34 +495,4 @@ func (f *Engine) Libraries(kind Kind) []LibraryInfo {
 		out = append(out, LibraryInfo{Name: n, Kind: kind, Category: e.Category(), Available: e.AvailableOn(f.platform), Pack: e.Pack})
 	}
 	return out
-}
-
-var (
-	defaultOnce   sync.Once
-	defaultFinder *Engine
-	defaultErr    error
-)
-
-// Default returns the process-wide Engine built from the default Options.
-func Default() (*Engine, error) {
-	defaultOnce.Do(func() { defaultFinder, defaultErr = New(Options{}) })
-	return defaultFinder, defaultErr
-}
-
-// Find locates name with the default Engine.
-func Find(ctx context.Context, name string) (*Library, error) {
-	f, err := Default()
-	if err != nil {
-		return nil, err
-	}
-	return f.Find(ctx, name)
-}
-
-// Load loads name with the default Engine.
-func Load(ctx context.Context, name string) (*LoadedLibrary, error) {
-	f, err := Default()
-	if err != nil {
-		return nil, err
-	}
-	return f.Load(ctx, name)
 }

@@ -6,9 +6,10 @@ package search
 import (
 	"errors"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path/filepath"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"

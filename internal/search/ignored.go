@@ -33,6 +33,13 @@ func (s stepsIgnored) add(step string, ins ...IgnoredInput) {
 	}
 }
 
+// merge adds what other says each step passed over.
+func (s stepsIgnored) merge(other stepsIgnored) {
+	for step, ins := range other {
+		s.add(step, ins...)
+	}
+}
+
 // rememberIgnored keeps what a search's steps said they passed over, for IgnoredInputs.
 func (f *Engine) rememberIgnored(reported stepsIgnored) {
 	f.mu.Lock()
@@ -40,9 +47,7 @@ func (f *Engine) rememberIgnored(reported stepsIgnored) {
 	if f.ignored == nil {
 		f.ignored = stepsIgnored{}
 	}
-	for step, ins := range reported {
-		f.ignored.add(step, ins...)
-	}
+	f.ignored.merge(reported)
 }
 
 // ignoredFor lists the directory variables that the searches for e (every step and library for nil)

@@ -52,9 +52,7 @@ func (f *Engine) Cache() inspect.Cache {
 func (f *Engine) IgnoredInputs() []IgnoredInput {
 	f.mu.Lock()
 	reported := stepsIgnored{}
-	for step, ins := range f.ignored {
-		reported.add(step, ins...)
-	}
+	reported.merge(f.ignored)
 	f.mu.Unlock()
 	return f.ignoredFor(nil, reported)
 }

@@ -1,15 +1,16 @@
 package search
 
 import (
-	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/internal/config"
-	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 )
 
 // TestFind_canaryDlopenProbe: with [system] resolve = "dlopen" the canary's toolkit is where the

@@ -5,11 +5,12 @@ package search
 import (
 	"context"
 	"errors"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"

@@ -5,8 +5,9 @@ package search
 import (
 	"encoding/json"
 	"errors"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
