@@ -16,12 +16,19 @@ import (
 )
 
 // TestAPI_ownTypes: host is the API and only that. Nothing it exports is, or shows, a type of an
-// internal package: every exported name, field, parameter and result is host's own, the standard
-// library's or a public package's (host/driver).
+// internal package: every exported name, field, parameter and result is its own, the standard
+// library's or another public package's of this module, and those are held to the same rule
+// (host/driver's Report, abi's Descriptor, builtin/tables' rows).
 func TestAPI_ownTypes(t *testing.T) {
+	const module = "github.com/pathfinder-dev/pathfinder/"
+	public := []string{"host", "host/driver", "abi", "builtin", "builtin/tables"}
 	// The compiler's export data, as go list builds it: type-checking from source would take the
 	// whole of wazero with it.
-	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", ".").Output()
+	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}"}
+	for _, p := range public {
+		args = append(args, module+p)
+	}
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +38,8 @@ func TestAPI_ownTypes(t *testing.T) {
 		export[path] = file
 	}
 	lookup := func(path string) (io.ReadCloser, error) { return os.Open(export[path]) }
-	pkg, err := importer.ForCompiler(token.NewFileSet(), "gc", lookup).Import("github.com/pathfinder-dev/pathfinder/host")
-	if err != nil {
-		t.Fatal(err)
-	}
+	imp := importer.ForCompiler(token.NewFileSet(), "gc", lookup)
+	ours := func(p *types.Package) bool { return p != nil && strings.HasPrefix(p.Path(), module) }
 	seen := map[types.Type]bool{}
 	var check func(where string, typ types.Type)
 	check = func(where string, typ types.Type) {
@@ -44,13 +49,16 @@ func TestAPI_ownTypes(t *testing.T) {
 		seen[typ] = true
 		switch typ := typ.(type) {
 		case *types.Alias:
-			t.Errorf("%s is an alias of %s", where, types.Unalias(typ))
+			if ours(typ.Obj().Pkg()) { // not any, the universe's
+				t.Errorf("%s is an alias of %s", where, types.Unalias(typ))
+			}
+			check(where, types.Unalias(typ))
 		case *types.Named:
-			if p := typ.Obj().Pkg(); p != nil && strings.Contains(p.Path(), "/internal/") {
+			if p := typ.Obj().Pkg(); ours(p) && strings.Contains(p.Path()+"/", "/internal/") {
 				t.Errorf("%s shows %s, a type of an internal package", where, typ)
 				return
 			}
-			if typ.Obj().Pkg() == pkg {
+			if ours(typ.Obj().Pkg()) {
 				check(where, typ.Underlying())
 				for i := range typ.NumMethods() {
 					if m := typ.Method(i); m.Exported() {
@@ -61,6 +69,8 @@ func TestAPI_ownTypes(t *testing.T) {
 		case *types.Pointer:
 			check(where, typ.Elem())
 		case *types.Slice:
+			check(where, typ.Elem())
+		case *types.Array:
 			check(where, typ.Elem())
 		case *types.Map:
 			check(where, typ.Key())
@@ -79,19 +89,30 @@ func TestAPI_ownTypes(t *testing.T) {
 			}
 		}
 	}
-	scope := pkg.Scope()
-	for _, name := range scope.Names() {
-		obj := scope.Lookup(name)
-		if !obj.Exported() {
-			continue
+	for _, path := range public {
+		pkg, err := imp.Import(module + path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if tn, ok := obj.(*types.TypeName); ok && tn.IsAlias() {
-			t.Errorf("host.%s is an alias of %s", name, types.Unalias(tn.Type()))
-			continue
+		before := len(seen)
+		scope := pkg.Scope()
+		for _, name := range scope.Names() {
+			obj := scope.Lookup(name)
+			if !obj.Exported() {
+				continue
+			}
+			where := pkg.Name() + "." + name
+			if tn, ok := obj.(*types.TypeName); ok && tn.IsAlias() {
+				t.Errorf("%s is an alias of %s", where, types.Unalias(tn.Type()))
+				continue
+			}
+			check(where, obj.Type())
 		}
-		check("host."+name, obj.Type())
+		if len(seen)-before < 3 {
+			t.Fatalf("only %d new types checked in %s: the walk lost its API", len(seen)-before, path)
+		}
 	}
-	if len(seen) < 20 {
+	if len(seen) < 40 {
 		t.Fatalf("only %d types checked: the walk lost the API", len(seen))
 	}
 }

@@ -197,7 +197,7 @@ func TestREADME_driverCompatibility(t *testing.T) {
 		var majors []string
 		for _, s := range pinnedReport(t, pin).Runs {
 			majors = append(majors, s.CUDA)
-			if !slices.Contains([]compat.Compat{compat.Full, compat.MinorVersion, compat.No}, s.Compat) || s.Compat == compat.Full && s.UpTo == "" || s.Compat == compat.No && s.MinimumDriver == "" {
+			if !slices.Contains([]driver.Compat{driver.CompatFull, driver.CompatMinorVersion, driver.CompatNo}, s.Compat) || s.Compat == driver.CompatFull && s.UpTo == "" || s.Compat == driver.CompatNo && s.MinimumDriver == "" {
 				t.Errorf("driver %s: %+v", pin, s)
 			}
 		}

@@ -2,15 +2,6 @@ package driver
 
 import "github.com/pathfinder-dev/pathfinder/internal/compat"
 
-// CUDASupport is one element of Report.Runs: whether the driver runs a CUDA major ("cuda": "12"),
-// "full" (up_to the newest minor it runs natively, newer_minors by "minor-version" compatibility
-// or "no"), "minor-version" or "no" (minimum_driver: the driver that runs all of it).
-type CUDASupport = compat.Support
-
-// VariantConfig is one element of Report.VariantConfigs, as variantlib's provider protocol writes
-// it: "name", "values" (most preferred first), "multi_value".
-type VariantConfig = compat.VariantConfig
-
 // VariantConfigs is what NVIDIA's wheel-variant provider (nvidia-variant-provider) returns from
 // get_supported_configs for the "nvidia" namespace on this machine: cuda_version_lower_bound,
 // cuda_version_upper_bound and, from the highest compute capability, sm_arch. It needs no NVML;
@@ -24,7 +15,7 @@ func (r *Report) VariantConfigs() []VariantConfig {
 	for _, g := range r.GPUs {
 		ccs = append(ccs, g.ComputeCapability)
 	}
-	return compat.VariantConfigs(rulesDriver(r), ccs)
+	return variantConfigs(rulesDriver(r), ccs)
 }
 
 // rulesDriver is the driver as compat's rules see it: on WSL2 the driver is the Windows one.

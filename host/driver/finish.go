@@ -29,7 +29,7 @@ func (p *prober) finish(r *Report) {
 	switch {
 	case m.driver != "":
 		p.maxCUDA(r, r.DriverVersion)
-		r.Runs = rulesDriver(r).Runs()
+		r.Runs = runs(rulesDriver(r))
 		if p.setup == SetupTegra {
 			r.Notes = append(r.Notes, "on Jetson the CUDA version comes with the JetPack release; max_cuda is read from NVIDIA's desktop and server driver table")
 		}
@@ -51,8 +51,8 @@ func (p *prober) finish(r *Report) {
 		}
 		r.GPUs = p.pinnedGPUs
 	}
-	r.Ignored = p.ignored
 	for _, in := range p.ignored {
+		r.Ignored = append(r.Ignored, IgnoredInput{Name: in.Name, Value: in.Value, Reason: in.Reason})
 		r.Summary += "; ignored " + in.String()
 	}
 }

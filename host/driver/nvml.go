@@ -81,7 +81,7 @@ func (p *prober) overrideFile(env string) string {
 	if v == "" || filepath.IsAbs(v) || !strings.ContainsRune(v, '/') {
 		return v
 	}
-	if !slices.ContainsFunc(p.ignored, func(in IgnoredInput) bool { return in.Name == env }) {
+	if !slices.ContainsFunc(p.ignored, func(in report.Ignored) bool { return in.Name == env }) {
 		p.ignored = append(p.ignored, report.RelativePath(env, v))
 	}
 	return ""

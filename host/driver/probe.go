@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // Options configures Probe. The zero value probes this machine with every method.
@@ -167,7 +169,7 @@ type prober struct {
 	obs        []observation
 	pinnedGPUs []GPU // ComputeCapabilityPin's GPUs; nil when it is not set
 	notes      []string
-	ignored    []IgnoredInput // variables given but not used
+	ignored    []report.Ignored // variables given but not used
 }
 
 // Probe runs the methods and merges what they found. It never fails: what went wrong is in each
@@ -278,7 +280,7 @@ func exists(path string) bool {
 func probeOverride(p *prober) methodResult {
 	res := methodResult{outcome: OutcomeOK}
 	var details []string
-	notUsed := func(in IgnoredInput, detail string) {
+	notUsed := func(in report.Ignored, detail string) {
 		p.ignored = append(p.ignored, in)
 		details, res.outcome = append(details, detail), OutcomeFailed
 	}
@@ -287,7 +289,7 @@ func probeOverride(p *prober) methodResult {
 			res.obs = &observation{driverVersion: v}
 			details = append(details, fmt.Sprintf("driver version pinned to %s by %s", v, envOverride))
 		} else {
-			notUsed(IgnoredInput{Name: envOverride, Value: v, Reason: "not a driver version like 550.54.14; the machine was probed instead"},
+			notUsed(report.Ignored{Name: envOverride, Value: v, Reason: "not a driver version like 550.54.14; the machine was probed instead"},
 				fmt.Sprintf("%s=%q is not a driver version like 550.54.14", envOverride, v))
 		}
 	}
@@ -296,7 +298,7 @@ func probeOverride(p *prober) methodResult {
 			p.pinnedGPUs = pinnedGPUs(ccs)
 			details = append(details, fmt.Sprintf("compute capability pinned to %s by %s", strings.Join(ccs, ","), ComputeCapabilityPin))
 		} else {
-			notUsed(IgnoredInput{Name: ComputeCapabilityPin, Value: v, Reason: err.Error()}, fmt.Sprintf("%s=%q: %v", ComputeCapabilityPin, v, err))
+			notUsed(report.Ignored{Name: ComputeCapabilityPin, Value: v, Reason: err.Error()}, fmt.Sprintf("%s=%q: %v", ComputeCapabilityPin, v, err))
 		}
 	}
 	if len(details) == 0 {

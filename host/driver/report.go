@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // ErrNoDriver is what Report.Err wraps when the machine has no working NVIDIA driver.
@@ -66,8 +64,12 @@ type GPU struct {
 const MaxCUDAFromUserSpace = methodUserSpace
 
 // IgnoredInput is a variable the probe was given but did not use, and why: a
-// PATHFINDER_DRIVER_VERSION that is no driver version. It is host.IgnoredInput too.
-type IgnoredInput = report.Ignored
+// PATHFINDER_DRIVER_VERSION that is no driver version.
+type IgnoredInput struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
 
 // Report is what Probe found. Every fact names the method it came from; where methods disagree the
 // highest-authority one wins and Notes says so.

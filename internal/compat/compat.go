@@ -1,6 +1,7 @@
 // Package compat holds NVIDIA's rules for whether a driver runs a CUDA version: native support up
-// to the driver's own CUDA, minor-version compatibility within a major from its minimum driver on,
-// and what that means for installers (Runs, and the wheel-variant provider's configs).
+// to the driver's own CUDA, and minor-version compatibility within a major from its minimum driver
+// on. host/driver says by them which majors a driver runs (Report.Runs) and what NVIDIA's
+// wheel-variant provider would answer.
 package compat
 
 import (
@@ -30,7 +31,6 @@ type Compat string
 const (
 	Full         Compat = "full"          // cuda ≤ MaxCUDA
 	MinorVersion Compat = "minor-version" // same major, newer minor (or minor unknown), driver ≥ the major's minimum
-	No           Compat = "no"            // it does not run (Runs' answer for a major; Check says why)
 )
 
 // Verdict is Check's answer.
@@ -108,6 +108,15 @@ var minimumDrivers = []minimumDriver{
 	{major: 11, linux: "450.80.02", windows: "452.39"},
 	{major: 12, linux: "525.60.13", windows: "527.41"},
 	{major: 13, linux: "580.65.06", windows: "580"},
+}
+
+// Majors are the CUDA majors with minor-version compatibility, oldest first: 11, 12, 13.
+func Majors() []int {
+	out := make([]int, len(minimumDrivers))
+	for i, m := range minimumDrivers {
+		out[i] = m.major
+	}
+	return out
 }
 
 // MinimumDriver is the minimum driver of major's minor-version compatibility: Linux 11: 450.80.02,

@@ -52,7 +52,7 @@ func checkDriver(d *Facts) []Problem {
 	}
 	title := d.Driver.Summary
 	for _, in := range slices.Backward(d.Driver.Ignored) { // checkIgnoredInputs names each, with its fix
-		title = strings.TrimSuffix(title, "; ignored "+in.String())
+		title = strings.TrimSuffix(title, "; ignored "+report.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason}.String())
 	}
 	return []Problem{{Title: title, Fix: d.Driver.Hint}}
 }

@@ -66,8 +66,12 @@ func Gather(ctx context.Context, e *search.Engine, drv *driver.Report, pid int, 
 		}
 	}
 	d.Compat = e.Compatibility()
-	d.Cache = e.Cache()                                   // after the searches: what writing their answers met
-	d.Ignored = append(e.IgnoredInputs(), drv.Ignored...) // after the searches: their steps say what they passed over
+	d.Cache = e.Cache()           // after the searches: what writing their answers met
+	d.Ignored = e.IgnoredInputs() // after the searches: their steps say what they passed over
+	for _, in := range drv.Ignored {
+		// The probe says no more than why in words: its fix is the reason's own.
+		d.Ignored = append(d.Ignored, report.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason, Why: report.Unusable})
+	}
 	return d, nil
 }
 

@@ -1,4 +1,4 @@
-package compat
+package driver
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/compat"
 )
 
 // minors is "major.from", …, "major.to" then "major" alone, written out the long way.
@@ -23,7 +25,7 @@ func minors(major, from, to int, alone bool) []string {
 
 // TestVariantConfigs_550 is the whole answer for driver 550.54.14 with an sm_90 GPU, every value.
 func TestVariantConfigs_550(t *testing.T) {
-	got := VariantConfigs(Driver{Version: "550.54.14", MaxCUDA: "12.4"}, []string{"9.0"})
+	got := variantConfigs(compat.Driver{Version: "550.54.14", MaxCUDA: "12.4"}, []string{"9.0"})
 	upper := slices.Concat(minors(15, 20, 0, true), minors(14, 20, 0, true), minors(13, 20, 0, true), minors(12, 20, 5, false))
 	want := []VariantConfig{
 		{Name: "cuda_version_lower_bound", Values: slices.Concat(minors(12, 4, 0, true), minors(11, 20, 0, true))},
@@ -47,36 +49,36 @@ func TestVariantConfigs_550(t *testing.T) {
 func TestVariantConfigs(t *testing.T) {
 	tests := []struct {
 		name        string
-		driver      Driver
+		driver      compat.Driver
 		ccs         []string
 		first, last map[string]string // by config name: its first and last value
 		absent      []string          // config names not given
 	}{
-		{name: "the provider's own test", driver: Driver{CUDA: "12.7"}, ccs: []string{"12.5"},
+		{name: "the provider's own test", driver: compat.Driver{CUDA: "12.7"}, ccs: []string{"12.5"},
 			first: map[string]string{"cuda_version_lower_bound": "12.7", "cuda_version_upper_bound": "15.20", "sm_arch": "125_real"},
 			last:  map[string]string{"cuda_version_lower_bound": "11", "cuda_version_upper_bound": "12.8", "sm_arch": "120_virtual"}},
-		{name: "the user-mode driver's CUDA before MaxCUDA", driver: Driver{MaxCUDA: "12.4", CUDA: "12.8"},
+		{name: "the user-mode driver's CUDA before MaxCUDA", driver: compat.Driver{MaxCUDA: "12.4", CUDA: "12.8"},
 			first: map[string]string{"cuda_version_lower_bound": "12.8", "cuda_version_upper_bound": "15.20"},
 			last:  map[string]string{"cuda_version_upper_bound": "12.9"}, absent: []string{"sm_arch"}},
-		{name: "13.0", driver: Driver{MaxCUDA: "13.0"}, ccs: []string{"10.0"},
+		{name: "13.0", driver: compat.Driver{MaxCUDA: "13.0"}, ccs: []string{"10.0"},
 			first: map[string]string{"cuda_version_lower_bound": "13.0", "sm_arch": "100_real"},
 			last:  map[string]string{"cuda_version_lower_bound": "11", "cuda_version_upper_bound": "13.1", "sm_arch": "100_virtual"}},
-		{name: "11.0, the lowest", driver: Driver{MaxCUDA: "11.0"}, ccs: []string{"8.6"},
+		{name: "11.0, the lowest", driver: compat.Driver{MaxCUDA: "11.0"}, ccs: []string{"8.6"},
 			first: map[string]string{"cuda_version_lower_bound": "11.0", "sm_arch": "86_real"},
 			last:  map[string]string{"cuda_version_lower_bound": "11", "cuda_version_upper_bound": "11.1", "sm_arch": "80_virtual"}},
-		{name: "15.20, the highest: nothing above", driver: Driver{MaxCUDA: "15.20"},
+		{name: "15.20, the highest: nothing above", driver: compat.Driver{MaxCUDA: "15.20"},
 			first: map[string]string{"cuda_version_lower_bound": "15.20"}, absent: []string{"cuda_version_upper_bound", "sm_arch"}},
-		{name: "a minor past 20 below 15", driver: Driver{MaxCUDA: "11.25"},
+		{name: "a minor past 20 below 15", driver: compat.Driver{MaxCUDA: "11.25"},
 			first: map[string]string{"cuda_version_lower_bound": "11.25", "cuda_version_upper_bound": "15.20"},
 			last:  map[string]string{"cuda_version_upper_bound": "12"}},
-		{name: "the highest compute capability", driver: Driver{MaxCUDA: "12.4"}, ccs: []string{"8.0", "9.0", "8.6", "x", "10"},
+		{name: "the highest compute capability", driver: compat.Driver{MaxCUDA: "12.4"}, ccs: []string{"8.0", "9.0", "8.6", "x", "10"},
 			first: map[string]string{"sm_arch": "90_real"}, last: map[string]string{"sm_arch": "90_virtual"}},
-		{name: "a GPU below 5.0", driver: Driver{MaxCUDA: "12.4"}, ccs: []string{"3.7"}, absent: []string{"sm_arch"}},
-		{name: "5.0", driver: Driver{MaxCUDA: "12.4"}, ccs: []string{"5.0"}, first: map[string]string{"sm_arch": "50_real"}, last: map[string]string{"sm_arch": "50_virtual"}},
+		{name: "a GPU below 5.0", driver: compat.Driver{MaxCUDA: "12.4"}, ccs: []string{"3.7"}, absent: []string{"sm_arch"}},
+		{name: "5.0", driver: compat.Driver{MaxCUDA: "12.4"}, ccs: []string{"5.0"}, first: map[string]string{"sm_arch": "50_real"}, last: map[string]string{"sm_arch": "50_virtual"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := VariantConfigs(tc.driver, tc.ccs)
+			got := variantConfigs(tc.driver, tc.ccs)
 			byName := map[string]VariantConfig{}
 			for i, c := range got {
 				byName[c.Name] = c
@@ -112,13 +114,13 @@ func TestVariantConfigs(t *testing.T) {
 // TestVariantConfigs_none: no CUDA version, or one outside the provider's 11.0 to 15.20, gives no
 // configs, as an empty list (JSON []), whatever the GPUs.
 func TestVariantConfigs_none(t *testing.T) {
-	for _, d := range []Driver{{}, {Version: "550.54.14"}, {MaxCUDA: "10.2"}, {MaxCUDA: "15.21"}, {MaxCUDA: "16.0"}, {MaxCUDA: "banana"}, {CUDA: "x", MaxCUDA: "12.4"}} {
-		got := VariantConfigs(d, []string{"9.0"})
+	for _, d := range []compat.Driver{{}, {Version: "550.54.14"}, {MaxCUDA: "10.2"}, {MaxCUDA: "15.21"}, {MaxCUDA: "16.0"}, {MaxCUDA: "banana"}, {CUDA: "x", MaxCUDA: "12.4"}} {
+		got := variantConfigs(d, []string{"9.0"})
 		if b, _ := json.Marshal(got); string(b) != "[]" {
 			t.Errorf("%+v: %s", d, b)
 		}
 	}
-	if got := VariantConfigs(Driver{MaxCUDA: "12.4"}, nil); len(got) != 2 || strings.Contains(fmt.Sprint(got), "sm_arch") {
+	if got := variantConfigs(compat.Driver{MaxCUDA: "12.4"}, nil); len(got) != 2 || strings.Contains(fmt.Sprint(got), "sm_arch") {
 		t.Errorf("no GPUs: %+v", got)
 	}
 }

@@ -1,12 +1,14 @@
-package compat
+package driver
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/internal/compat"
 )
 
-// VariantConfig is one feature config of variantlib's provider protocol, in the form variantlib's
+// VariantConfig is one element of Report.VariantConfigs: one feature config of variantlib's provider protocol, in the form variantlib's
 // plugin runner serializes it (wheelnext/variantlib 0.0.3, variantlib/plugins/_subprocess.py,
 // process_configs): the feature's name, its values most preferred first, and whether a wheel may
 // carry several of them.
@@ -38,12 +40,12 @@ const (
 // The CUDA version is the one the user-mode driver reports (d.CUDA), as the provider asks NVML for
 // it, else MaxCUDA, which NVIDIA's table gives for every driver it lists. Outside CUDA 11.0 to 15.20
 // there are no configs, as with the provider; the result is never nil.
-func VariantConfigs(d Driver, computeCapabilities []string) []VariantConfig {
+func variantConfigs(d compat.Driver, computeCapabilities []string) []VariantConfig {
 	cuda := d.CUDA
 	if cuda == "" {
 		cuda = d.MaxCUDA
 	}
-	umd, err := ParseVersion(cuda)
+	umd, err := compat.ParseVersion(cuda)
 	if err != nil || umd.Major < variantMinMajor || umd.Major > variantMaxMajor || umd.Major == variantMaxMajor && umd.Minor > variantMaxMinor {
 		return []VariantConfig{}
 	}
