@@ -64,12 +64,12 @@ func TestContractDoc(t *testing.T) {
 	}
 	for _, typ := range []reflect.Type{reflect.TypeFor[Request](), reflect.TypeFor[Response](), reflect.TypeFor[Description]()} {
 		for key, descriptor := range wireKeys(typ) {
-			if in, page := doc, "docs/abi.md"; descriptor {
-				if in, page = string(packs), "docs/packs.md"; !strings.Contains(in, "`"+key+"`") {
-					t.Errorf("%s does not name the descriptor's key %q", page, key)
-				}
-			} else if !strings.Contains(in, "`"+key+"`") {
-				t.Errorf("%s does not name the wire's key %q", page, key)
+			in, page, whose := doc, "docs/abi.md", "wire's"
+			if descriptor {
+				in, page, whose = string(packs), "docs/packs.md", "descriptor's"
+			}
+			if !strings.Contains(in, "`"+key+"`") {
+				t.Errorf("%s does not name the %s key %q", page, whose, key)
 			}
 		}
 	}

@@ -110,7 +110,7 @@ func FuzzRequest(f *testing.F) {
 			n++
 		}
 	}
-	f.Add([]byte(`{"abi":2,"step":"wheels"}`))
+	f.Add([]byte(`{"abi":3,"step":"wheels"}`)) // another version than the host's
 	f.Add([]byte(`{"abi":2,"step":"nope","entry":"nope"}`))
 	f.Add([]byte(`{"abi":2,"step":"programfiles","kind":"dynamic-lib","platform":{"os":"windows","arch":"amd64"},"library":{"name":"x","windows_dlls":["cudnn64_9.dll"],"program_files_dirs_windows":["NVIDIA/CUDNN/v9.*/bin/*/{triple}","../..","/abs","NVIDIA/[","NVIDIA\\CUDNN"]}}`))
 

@@ -79,7 +79,7 @@ func systemResolve(name string) (string, error) {
 		return "", errors.New(textEmptyName)
 	}
 	in := []byte(name)
-	out := make([]byte, 4096)
+	out := make([]byte, MaxPathBytes)
 	n := hostSystemResolve(unsafe.Pointer(&in[0]), uint32(len(in)), unsafe.Pointer(&out[0]), uint32(len(out)))
 	switch {
 	case n == ResolveDenied:

@@ -425,13 +425,13 @@ const char *system_resolve(const char *name, const char **why) {
 		*why = TEXT_EMPTY_NAME;
 		return NULL;
 	}
-	char *out = alloc(4096);
-	int n = host_system_resolve(name, strlen(name), out, 4096);
+	char *out = alloc(MAX_PATH_BYTES);
+	int n = host_system_resolve(name, strlen(name), out, MAX_PATH_BYTES);
 	if (n == RESOLVE_DENIED)
 		*why = TEXT_NOT_GRANTED;
 	else if (n == RESOLVE_NOT_FOUND)
 		*why = TEXT_LOADER_NOT_FOUND;
-	else if (n < 0 || n > 4096)
+	else if (n < 0 || n > MAX_PATH_BYTES)
 		*why = text_host_answered(n);
 	else {
 		char *p = alloc(n + 1);

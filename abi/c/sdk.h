@@ -39,15 +39,15 @@ char *path_dir(const char *p);
 bool path_is_abs(const char *p);
 strs under(const char *root, strs rels); // root joined with each of rels
 
-// The request's platform and descriptor, as abi.Platform's and abi.Library's methods.
+// The request's platform and descriptor, as abi.Platform's and abi.Descriptor's methods.
 bool is_windows(const request *rq);
 const char *triple(platform p);
 strs expand(platform p, strs dirs); // "{triple}" replaced
 strs file_names(const request *rq);
 strs anchor_dirs(const request *rq);
-strs install_root_dirs(const request *rq);  // abi.Library.InstallRootDirs
-strs site_packages_dirs(const request *rq); // abi.Library.SitePackagesDirs
-strs conda_dirs(const request *rq);         // abi.Library.CondaDirs
+strs install_root_dirs(const request *rq);  // abi.Descriptor.InstallRootDirs
+strs site_packages_dirs(const request *rq); // abi.Descriptor.SitePackagesDirs
+strs conda_dirs(const request *rq);         // abi.Descriptor.CondaDirs
 const char *toolkit_root(const char *lib); // abi.ToolkitRoot; NULL when not in a toolkit layout
 
 // The sandbox.

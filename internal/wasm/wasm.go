@@ -384,7 +384,7 @@ func hostSystemResolve(ctx context.Context, m api.Module, namePtr, nameLen, out,
 	}
 	p, err := st.resolve(string(name))
 	if err != nil {
-		st.addLog(ResolveFailed(string(name), err))
+		st.addLog(fmt.Sprintf("system_resolve(%q): %v", name, err))
 		return abi.ResolveNotFound
 	}
 	if len(p) > int(outCap) {
@@ -394,12 +394,6 @@ func hostSystemResolve(ctx context.Context, m api.Module, namePtr, nameLen, out,
 		return abi.ResolveNotFound
 	}
 	return int32(len(p))
-}
-
-// ResolveFailed is the line a call's log gets where the host could not resolve name: what a
-// plugin's author reads in the trace, and what steptest expects beside a Go reference's log.
-func ResolveFailed(name string, err error) string {
-	return fmt.Sprintf("system_resolve(%q): %v", name, err)
 }
 
 func hostLog(ctx context.Context, m api.Module, ptr, size uint32) {

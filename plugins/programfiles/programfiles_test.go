@@ -41,7 +41,7 @@ func TestSearch(t *testing.T) {
 		lib      func(*abi.Descriptor) // changes to cudnn()
 		kind     abi.Kind
 		files    fstest.MapFS
-		want     []string // candidate paths, in order (all labelled ProgramFiles)
+		want     []string // candidate paths, in order
 		tried    []string // each is "path: reason substring" some attempt matches
 		noTried  bool     // the response records nothing at all
 	}{

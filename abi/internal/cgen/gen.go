@@ -101,7 +101,7 @@ func isIdent(s string) bool {
 	return s != ""
 }
 
-// cType is the C type of a struct: its Go name in lower case (abi.Descriptor is library).
+// cType is the C type of a struct: its Go name in lower case (abi.Descriptor is descriptor).
 func cType(t reflect.Type) string { return strings.ToLower(t.Name()) }
 
 // structs returns the structs reachable from roots, each after those it holds.

@@ -26,7 +26,7 @@ func TestSearch(t *testing.T) {
 		options map[string]string
 		env     map[string]string
 		lib     abi.Descriptor
-		want    []string // path (note)
+		want    []string // candidate paths, in order
 		tried   string   // some attempt's path and reason contain it
 		err     string
 	}{
