@@ -313,6 +313,19 @@ func TestDoctor_hostInputsEndToEnd(t *testing.T) {
 	}
 }
 
+// TestDoctor_relativeDriverLibrary: a driver library named by a relative path is ignored by the
+// probe, and doctor's fix for it is the one for every relative path, as for the searches' own.
+func TestDoctor_relativeDriverLibrary(t *testing.T) {
+	t.Parallel()
+	s := newDoctorSetup(t)
+	s.env.Setenv("PATHFINDER_NVML_LIBRARY", "lib/libnvidia-ml.so.1")
+	out, _ := s.run(t)
+	want := "give PATHFINDER_NVML_LIBRARY an absolute path (pathfinder never resolves one against the working directory), or unset it"
+	if !strings.Contains(out, "PATHFINDER_NVML_LIBRARY=lib/libnvidia-ml.so.1 is ignored") || !strings.Contains(out, want) {
+		t.Fatalf("doctor does not give the relative path's fix:\n%s", out)
+	}
+}
+
 // startProcessWith starts a process that dlopens each library by path and waits; it is stopped
 // when the test ends.
 func startProcessWith(t *testing.T, libs ...string) int {

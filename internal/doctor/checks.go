@@ -11,9 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
-
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/search"
@@ -51,8 +50,8 @@ func checkDriver(d *Facts) []Problem {
 		return nil
 	}
 	title := d.Driver.Summary
-	for _, in := range slices.Backward(d.Driver.Ignored) { // checkIgnoredInputs names each, with its fix
-		title = strings.TrimSuffix(title, "; ignored "+report.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason}.String())
+	for _, in := range slices.Backward(driverIgnored(d.Driver)) { // checkIgnoredInputs names each, with its fix
+		title = strings.TrimSuffix(title, "; ignored "+in.String())
 	}
 	return []Problem{{Title: title, Fix: d.Driver.Hint}}
 }
@@ -160,9 +159,10 @@ func checkMixedWheels(d *Facts) []Problem {
 			continue
 		}
 		var in12, in13 []string
+		names, dirs := a.Descriptor.FileNames(d.Platform), a.Descriptor.SitePackagesDirs(d.Platform)
 		for _, site := range d.Sites {
-			for _, name := range a.Descriptor.FileNames(d.Platform) {
-				for _, dir := range a.Descriptor.SitePackagesDirs(d.Platform) {
+			for _, name := range names {
+				for _, dir := range dirs {
 					f := filepath.Join(site, dir, name)
 					if !fileExists(f) {
 						continue
@@ -288,8 +288,9 @@ func checkLoadedTwice(d *Facts) []Problem {
 	for _, a := range d.Libraries {
 		var copies []string
 		seen := map[string]bool{}
+		names := a.Descriptor.FileNames(d.Platform)
 		for _, m := range d.Maps {
-			if !isFileOf(filepath.Base(m.Path), a.Descriptor.FileNames(d.Platform)) || seen[m.File] {
+			if !isFileOf(filepath.Base(m.Path), names) || seen[m.File] {
 				continue
 			}
 			seen[m.File] = true

@@ -66,13 +66,25 @@ func Gather(ctx context.Context, e *search.Engine, drv *driver.Report, pid int, 
 		}
 	}
 	d.Compat = e.Compatibility()
-	d.Cache = e.Cache()           // after the searches: what writing their answers met
-	d.Ignored = e.IgnoredInputs() // after the searches: their steps say what they passed over
-	for _, in := range drv.Ignored {
-		// The probe says no more than why in words: its fix is the reason's own.
-		d.Ignored = append(d.Ignored, report.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason, Why: report.Unusable})
-	}
+	d.Cache = e.Cache()                                          // after the searches: what writing their answers met
+	d.Ignored = append(e.IgnoredInputs(), driverIgnored(drv)...) // after the searches: their steps say what they passed over
 	return d, nil
+}
+
+// driverIgnored is what the driver probe was given and did not use, as doctor reads it. The
+// public report carries the reason without its kind; the probe refuses a relative path with
+// report.RelativePath, whose reason is report.RelativeReason to the letter, and anything else as
+// unusable.
+func driverIgnored(drv *driver.Report) []report.Ignored {
+	var out []report.Ignored
+	for _, in := range drv.Ignored {
+		why := report.Unusable
+		if in.Reason == report.RelativeReason {
+			why = report.Relative
+		}
+		out = append(out, report.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason, Why: why})
+	}
+	return out
 }
 
 // Library returns the answer for name, or nil.
