@@ -6,7 +6,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/internal/loader"
 )
 
 // report is what loadmaps prints.
@@ -51,25 +51,18 @@ func main() {
 
 // mappedFiles lists the files mapped into this process whose name starts with prefix, each once.
 func mappedFiles(prefix string) ([]string, error) {
-	f, err := os.Open("/proc/self/maps")
+	listing, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	out := []string{}
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// address perms offset dev inode path
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || !strings.HasPrefix(filepath.Base(fields[5]), prefix) {
-			continue
-		}
-		file := fields[3] + " " + fields[4] + " " + strings.Join(fields[5:], " ")
-		if !seen[file] {
+	for _, m := range loader.ParseMaps(string(listing)) {
+		file := m.File + " " + m.Path
+		if m.Path != "" && strings.HasPrefix(filepath.Base(m.Path), prefix) && !seen[file] {
 			seen[file] = true
 			out = append(out, file)
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }

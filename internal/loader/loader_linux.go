@@ -236,17 +236,18 @@ func MappedFrom(h uintptr, f *os.File) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	loaded, mine := mappedFile(maps, lm.ld), mappedFile(maps, uintptr(unsafe.Pointer(&page[0])))
+	ms := ParseMaps(string(maps))
+	loaded, mine := mappedFile(ms, lm.ld), mappedFile(ms, uintptr(unsafe.Pointer(&page[0])))
 	if loaded == "" || mine == "" {
 		return false, fmt.Errorf("/proc/self/maps has no mapping at %#x or %#x", lm.ld, uintptr(unsafe.Pointer(&page[0])))
 	}
 	return loaded == mine, nil
 }
 
-// mappedFile is the "major:minor inode" of the file mapped at addr in a /proc/self/maps listing, ""
-// for none or an anonymous mapping.
-func mappedFile(maps []byte, addr uintptr) string {
-	for _, m := range ParseMaps(string(maps)) {
+// mappedFile is the "major:minor inode" of the file mapped at addr, "" for none or an anonymous
+// mapping.
+func mappedFile(ms []Mapping, addr uintptr) string {
+	for _, m := range ms {
 		if uint64(addr) >= m.Start && uint64(addr) < m.End {
 			return m.File
 		}

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -25,23 +24,16 @@ import (
 // mappedFiles lists the files of this process's mappings whose base name starts with prefix.
 func mappedFiles(t *testing.T, prefix string) []string {
 	t.Helper()
-	f, err := os.Open("/proc/self/maps")
+	listing, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		t.Skip("no /proc/self/maps")
 	}
-	defer f.Close()
 	seen := map[string]bool{}
 	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 {
-			continue
-		}
-		p := strings.Join(fields[5:], " ")
-		if strings.HasPrefix(filepath.Base(p), prefix) && !seen[p] {
-			seen[p] = true
-			out = append(out, p)
+	for _, m := range loader.ParseMaps(string(listing)) {
+		if m.Path != "" && strings.HasPrefix(filepath.Base(m.Path), prefix) && !seen[m.Path] {
+			seen[m.Path] = true
+			out = append(out, m.Path)
 		}
 	}
 	return out
