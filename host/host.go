@@ -119,11 +119,7 @@ func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, 
 	if err != nil {
 		return nil, publicError(err)
 	}
-	out := make([]*Library, len(libs))
-	for i, l := range libs {
-		out[i] = libraryOf(l)
-	}
-	return out, nil
+	return each(libs, libraryOf), nil
 }
 
 // Compatibility is what the compatibility check knows now: the mode, the driver and, once an
@@ -134,12 +130,9 @@ func (f *Finder) Compatibility() *CompatibilityTrace {
 
 // Libraries lists every known name of kind in catalog order.
 func (f *Finder) Libraries(kind Kind) []LibraryInfo {
-	infos := f.e.Libraries(kind.abi())
-	out := make([]LibraryInfo, len(infos))
-	for i, in := range infos {
-		out[i] = LibraryInfo{Name: in.Name, Kind: Kind(in.Kind), Category: in.Category, Available: in.Available, Pack: in.Pack}
-	}
-	return out
+	return each(f.e.Libraries(kind.abi()), func(in search.LibraryInfo) LibraryInfo {
+		return LibraryInfo{Name: in.Name, Kind: Kind(in.Kind), Category: in.Category, Available: in.Available, Pack: in.Pack}
+	})
 }
 
 // Default returns the process-wide Finder built from the default Options.

@@ -2,12 +2,12 @@ package resultcache
 
 import (
 	"encoding/json"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // decodeEntry is json.Unmarshal of a result-cache entry. A warm process reads one entry per name it

@@ -2,7 +2,6 @@ package resultcache
 
 import (
 	"encoding/json"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // sampleEntries are entries as Write writes them, with the strings that need escapes.

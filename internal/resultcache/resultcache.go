@@ -12,13 +12,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // Version is the entries' layout version, written in each.
@@ -67,12 +67,10 @@ type Error struct {
 	Attempts []report.Attempt `json:"attempts"`
 }
 
-// Ignored is a variable a step passed over, as host.IgnoredInput, with the step.
+// Ignored is a variable a step passed over, with the step.
 type Ignored struct {
-	Step   string `json:"step"`
-	Name   string `json:"name"`
-	Value  string `json:"value"`
-	Reason string `json:"reason"`
+	Step string `json:"step"`
+	report.Ignored
 }
 
 // Store is the entries under one directory.
@@ -136,7 +134,7 @@ func (s *Store) Write(key string, c *Entry) {
 // WriteError is the first error a Write met, nil when none did.
 func (s *Store) WriteError() error { return s.writeErr.Err() }
 
-// A Engine discovers the site-packages directories once and every search it runs uses what that
+// An Engine discovers the site-packages directories once and every search it runs uses what that
 // discovery found, so an entry that depended on discovery holds for this Engine exactly when its
 // discovery saw what this Engine's saw. An entry keeps the hash of its discovery's observations in
 // place of the observations themselves, and a lookup compares it with the hash of the Engine's own

@@ -1,8 +1,11 @@
 package search
 
 import (
+	"debug/elf"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
 func TestFind_canary(t *testing.T) {
@@ -54,7 +57,7 @@ func TestFind_canary(t *testing.T) {
 			name:   "a 32-bit canary is skipped as the loader skips it",
 			libdir: "lib64",
 			layout: func(t *testing.T, cuda string) {
-				put(t, cuda, "lib64/libcudart.so.13", elf32())
+				put(t, cuda, "lib64/libcudart.so.13", fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN))
 				put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
 			},
 			lib: "nvvm", why: `the loader would not find "cudart"`,

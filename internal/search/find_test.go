@@ -1,6 +1,7 @@
 package search
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
 func TestFind_searchOrder(t *testing.T) {
@@ -93,7 +95,7 @@ func TestFind_searchOrder(t *testing.T) {
 				var data []byte
 				switch f.soname {
 				case "32":
-					data = elf32()
+					data = fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN)
 				case "text":
 					data = []byte("INPUT(-lfoo)\n")
 				default:

@@ -4,6 +4,7 @@ package search
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
 // FuzzResponse feeds any bytes to the host as a plugin's response, decodes them as the host does,
@@ -32,7 +34,7 @@ func FuzzResponse(f *testing.F) {
 	put(f, root, "lib/libcudart.so.13", so)
 	put(f, root, "lib/stubs/libcuda.so", so)
 	put(f, root, "lib/libtext.so", []byte("INPUT(libcudart.so.13)\n"))
-	put(f, root, "lib/lib32.so", elf32())
+	put(f, root, "lib/lib32.so", fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN))
 	put(f, root, "lib/sub/keep", nil)
 	put(f, root, "include/cuda_runtime.h", []byte("#pragma once\n"))
 	put(f, root, "bin/nvcc", so)

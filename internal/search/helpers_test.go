@@ -177,15 +177,6 @@ func (f *Engine) resultKey(kind Kind, name string) string {
 	return f.results.Key(kind, name, f.checkFor(kind, name, true).key())
 }
 
-// elf32 is the header of a 32-bit x86 shared object: enough for the class check.
-func elf32() []byte {
-	b := make([]byte, 52)
-	copy(b, "\x7fELF\x01\x01\x01")
-	b[16], b[18] = 3, 3 // ET_DYN, EM_386
-	b[20] = 1
-	return b
-}
-
 func dump(ex *Explanation) string {
 	var b strings.Builder
 	for _, st := range ex.Steps {

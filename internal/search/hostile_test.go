@@ -5,7 +5,6 @@ package search
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,7 +24,9 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
@@ -202,13 +203,15 @@ func TestHostile_steps(t *testing.T) {
 			setup:   putLib(func(*testing.T) []byte { return nil }),
 			refused: "not an ELF file"},
 		{name: "wrong machine", step: "hostile-candidates", options: candidates(lib),
-			setup:   putLib(func(*testing.T) []byte { return hostileELF(elf.ELFCLASS64, foreign, elf.ET_DYN) }),
+			setup:   putLib(func(*testing.T) []byte { return fakeelf.Header(elf.ELFCLASS64, foreign, elf.ET_DYN) }),
 			refused: foreign.String()}, // "built for EM_AARCH64, not amd64"
 		{name: "32-bit", step: "hostile-candidates", options: candidates(lib),
-			setup:   putLib(func(*testing.T) []byte { return hostileELF(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN) }),
+			setup:   putLib(func(*testing.T) []byte { return fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN) }),
 			refused: "ELFCLASS32"},
 		{name: "executable", step: "hostile-candidates", options: candidates(lib),
-			setup:   putLib(func(*testing.T) []byte { return hostileELF(elf.ELFCLASS64, hostileMachine(), elf.ET_EXEC) }),
+			setup: putLib(func(*testing.T) []byte {
+				return fakeelf.Header(elf.ELFCLASS64, binfmt.MachineOf(runtime.GOARCH), elf.ET_EXEC)
+			}),
 			refused: "ET_EXEC"},
 		{name: "stubs", step: "hostile-candidates",
 			setup: func(t *testing.T, d hostileDirs) {
@@ -828,34 +831,6 @@ func (s *hostileSuite) finder(t *testing.T, env testEnv, config string, h hooks)
 	s.finders = append(s.finders, f)
 	s.mu.Unlock()
 	return f
-}
-
-// hostileMachine is the ELF machine of this process.
-func hostileMachine() elf.Machine {
-	return map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "ppc64le": elf.EM_PPC64, "riscv64": elf.EM_RISCV}[runtime.GOARCH]
-}
-
-// hostileELF hand-crafts an ELF header with no sections: enough for debug/elf to read class, machine
-// and type.
-func hostileELF(class elf.Class, machine elf.Machine, typ elf.Type) []byte {
-	var b bytes.Buffer
-	b.Write([]byte{0x7f, 'E', 'L', 'F', byte(class), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
-	b.Write(make([]byte, elf.EI_NIDENT-b.Len()))
-	le := binary.LittleEndian
-	w := func(v any) { binary.Write(&b, le, v) }
-	w(uint16(typ))
-	w(uint16(machine))
-	w(uint32(elf.EV_CURRENT))
-	if class == elf.ELFCLASS64 {
-		w([3]uint64{})                    // entry, phoff, shoff
-		w(uint32(0))                      // flags
-		w([6]uint16{64, 56, 0, 64, 0, 0}) // ehsize, phentsize, phnum, shentsize, shnum, shstrndx
-	} else {
-		w([3]uint32{})
-		w(uint32(0))
-		w([6]uint16{52, 32, 0, 40, 0, 0})
-	}
-	return b.Bytes()
 }
 
 // hostileModule is a tiny hand-assembled plugin. Each export's body is raw wasm code ending in end

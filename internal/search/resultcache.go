@@ -8,12 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pathfinder-dev/pathfinder/internal/report"
-
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
@@ -33,13 +32,12 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 			return nil
 		}
 	}
-	// What the steps said they passed over, as they said it when the entry was written: the
-	// Engine's IgnoredInputs names it as it would after the search.
+	// What the steps said they passed over, as they said it when the entry was written: once the
+	// entry serves, the Engine's IgnoredInputs names it as it would after the search.
 	reported := stepsIgnored{}
 	for _, in := range c.Ignored {
 		reported.add(printable.String(in.Step), IgnoredInput{Name: printable.String(in.Name), Value: in.Value, Reason: printable.String(in.Reason), Why: report.SetAside})
 	}
-	f.rememberIgnored(reported)
 	ex := &Explanation{Name: name, Kind: kind, Compatibility: check.trace(), Steps: []StepTrace{{
 		Step: "result-cache", Outcome: OutcomeFound,
 		Detail: fmt.Sprintf("nothing it depended on changed (%d observations)", len(c.Seen)),
@@ -47,8 +45,9 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 	if c.Library != nil {
 		lib, err := f.revalidate(kind, name, fromCached(c.Library))
 		if err != nil {
-			return nil
+			return nil // a fresh search runs, and its steps say what they pass over
 		}
+		f.rememberIgnored(reported)
 		ex.Result = &LoadedLibrary{Library: lib}
 		return ex
 	}
@@ -63,6 +62,7 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 		se.Ignored = f.ignoredFor(e, reported)
 	}
 	ex.Err = se
+	f.rememberIgnored(reported)
 	return ex
 }
 
@@ -131,7 +131,7 @@ func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 	c := resultcache.Entry{Seen: seen}
 	for _, st := range ex.Steps {
 		for _, in := range st.Ignored {
-			c.Ignored = append(c.Ignored, resultcache.Ignored{Step: st.Step, Name: in.Name, Value: in.Value, Reason: in.Reason})
+			c.Ignored = append(c.Ignored, resultcache.Ignored{Step: st.Step, Ignored: in})
 		}
 	}
 	var se *SearchError

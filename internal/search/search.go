@@ -10,14 +10,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/internal/report"
-
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // searchMode is what a search does with what its steps find.

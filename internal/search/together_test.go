@@ -24,7 +24,7 @@ func TestFindTogether(t *testing.T) {
 	if !strings.HasPrefix(one.Path, site) || !strings.HasPrefix(two.Path, cuda) {
 		t.Fatalf("setup: %s, %s", one.Path, two.Path)
 	}
-	// A Engine of its own: f's cudart 13 anchors it to CUDA 13, which curand's root has none of.
+	// An Engine of its own: f's cudart 13 anchors it to CUDA 13, which curand's root has none of.
 	f = newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CUDA_HOME": cuda}, "")
 	libs, err := f.FindTogether(bg, []string{"cudart", "nvrtc", "curand"})
 	if err != nil {

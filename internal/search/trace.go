@@ -7,11 +7,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/internal/report"
-
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
