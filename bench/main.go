@@ -87,7 +87,7 @@ func run(n int, baseline string) error {
 		if len(l.LinuxSonames) == 0 || !slices.Contains(l.SitePackagesLinux, "nvidia/cu13/lib") {
 			continue
 		}
-		if err := gccLib(filepath.Join(site, "nvidia/cu13/lib", l.LinuxSonames[0]), l.LinuxSonames[0]); err != nil {
+		if err := elfso.Compile(filepath.Join(site, "nvidia/cu13/lib", l.LinuxSonames[0]), l.LinuxSonames[0], "int marker(void) { return 1; }\n"); err != nil {
 			return err
 		}
 		found = append(found, l.Name)
@@ -352,8 +352,4 @@ func round(d time.Duration) time.Duration {
 		return d.Round(10 * time.Microsecond)
 	}
 	return d.Round(time.Nanosecond)
-}
-
-func gccLib(path, soname string) error {
-	return elfso.Compile(path, soname, "int marker(void) { return 1; }\n")
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/pathfinder-dev/pathfinder/builtin"
 )
 
-// goTool is the go command, looked up before any test's isolate() narrows PATH; goEnv keeps the go
-// command's build and module caches where they were before isolate() moved HOME (a cold build cache
-// costs a minute).
+// goTool is the process's own go command, whatever PATH isolate() gives the command under test;
+// goEnv keeps the go command's build and module caches where they were before isolate() moved HOME
+// (a cold build cache costs a minute).
 var (
 	goTool, goToolErr = exec.LookPath("go")
 	goEnv             = []string{"HOME=" + os.Getenv("HOME"), "GOFLAGS=", "GOWORK=off", "GOPROXY=off"}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/internal/report"
-
 	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 

@@ -90,7 +90,7 @@ func (e *testEnv) lookPath(file string) (string, error) {
 var goCaches = sync.OnceValue(func() map[string]string {
 	caches := map[string]string{}
 	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
-		if v, err := exec.Command("go", "env", k).Output(); err == nil && os.Getenv(k) == "" {
+		if v, err := exec.Command(goTool, "env", k).Output(); goToolErr == nil && err == nil && os.Getenv(k) == "" {
 			caches[k] = strings.TrimSpace(string(v))
 		}
 	}
@@ -154,13 +154,17 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
+// builds are the binaries the tests built, one per set of build tags, each built once per test
+// binary.
+var builds sync.Map // build tags -> *build
+
 type build struct {
 	once sync.Once
 	path string
 	err  error
 }
 
-// noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary, before any isolate().
+// noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary.
 func noCgoBinary(t *testing.T) string { return builtBinary(t, "") }
 
 // staticBinary builds the fully static pathfinder (-tags pathfinder_static), as noCgoBinary does.
@@ -168,17 +172,11 @@ func staticBinary(t *testing.T) string { return builtBinary(t, "pathfinder_stati
 
 func builtBinary(t *testing.T, tags string) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
+	if goToolErr != nil {
 		t.Skip("go not on PATH")
 	}
-	buildsMu.Lock()
-	b := builds[tags]
-	if b == nil {
-		b = &build{}
-		builds[tags] = b
-	}
-	buildsMu.Unlock()
+	v, _ := builds.LoadOrStore(tags, &build{})
+	b := v.(*build)
 	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "pathfinder-bin-")
 		if err != nil {
@@ -186,7 +184,7 @@ func builtBinary(t *testing.T, tags string) string {
 			return
 		}
 		b.path = filepath.Join(dir, "pathfinder")
-		cmd := exec.Command(goBin, "build", "-tags", tags, "-o", b.path, ".")
+		cmd := exec.Command(goTool, "build", "-tags", tags, "-o", b.path, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -296,20 +295,13 @@ func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
 	}
 }
 
-// builds are the binaries the tests built, one per set of build tags, each built once per test
-// binary.
-var (
-	buildsMu sync.Mutex
-	builds   = map[string]*build{}
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if dir, err := pluginCacheDir(); err == nil {
 		os.RemoveAll(dir)
 	}
-	for _, b := range builds {
-		if b.path != "" {
+	for _, v := range builds.Range {
+		if b := v.(*build); b.path != "" {
 			os.RemoveAll(filepath.Dir(b.path))
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/compat"
 )
 
-// VariantConfig is one element of Report.VariantConfigs: one feature config of variantlib's provider protocol, in the form variantlib's
-// plugin runner serializes it (wheelnext/variantlib 0.0.3, variantlib/plugins/_subprocess.py,
-// process_configs): the feature's name, its values most preferred first, and whether a wheel may
-// carry several of them.
+// VariantConfig is one element of Report.VariantConfigs: one feature config of variantlib's
+// provider protocol, in the form variantlib's plugin runner serializes it (wheelnext/variantlib
+// 0.0.3, variantlib/plugins/_subprocess.py, process_configs): the feature's name, its values most
+// preferred first, and whether a wheel may carry several of them.
 type VariantConfig struct {
 	Name       string   `json:"name"`
 	Values     []string `json:"values"`

@@ -19,7 +19,6 @@ type (
 
 const (
 	ClassNone      = elf.ELFCLASSNONE
-	Class32        = elf.ELFCLASS32
 	Class64        = elf.ELFCLASS64
 	LittleEndian   = elf.ELFDATA2LSB
 	MachineNone    = elf.EM_NONE

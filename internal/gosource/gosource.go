@@ -1,4 +1,4 @@
-// Package gosource is what the generators of Go files share: a generator's main writes its file
+// Package gosource is what the gen/ generators of builtin_gen.go files share: a generator's main writes its file
 // (File.Main), and its test proves the committed file is still what it writes (File.Current).
 package gosource
 

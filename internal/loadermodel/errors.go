@@ -3,8 +3,9 @@ package loadermodel
 import (
 	"errors"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"strconv"
+
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 var (

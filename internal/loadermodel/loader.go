@@ -3,7 +3,6 @@ package loadermodel
 import (
 	"errors"
 	"fmt"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"io/fs"
 	"os"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // Where a Resolution was found, named as pathfinder's found_via labels.

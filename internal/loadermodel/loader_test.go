@@ -3,13 +3,13 @@ package loadermodel
 import (
 	"debug/elf"
 	"errors"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 

@@ -25,7 +25,7 @@ func Build(t testing.TB, path, soname, code string, args ...string) {
 	}
 }
 
-// Compile is Build for code with no test at hand (an example, a goroutine, a benchmark program):
+// Compile is Build for code with no test at hand (a goroutine, a benchmark program):
 // what went wrong is its error.
 func Compile(path, soname, code string, args ...string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
