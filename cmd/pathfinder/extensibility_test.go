@@ -24,48 +24,31 @@ var (
 	goEnv             = []string{"HOME=" + os.Getenv("HOME"), "GOFLAGS=", "GOWORK=off", "GOPROXY=off"}
 )
 
-// wasmBuilds builds each Go plugin once per test binary: a build takes seconds even with a warm cache.
-var wasmBuilds sync.Map // package dir -> *wasmBuild
-
-type wasmBuild struct {
-	once sync.Once
-	data []byte
-	err  error
-}
+// wasmBuilds are the Go plugins the tests built, one per package directory.
+var wasmBuilds sync.Map // package dir -> *built[[]byte], the module's bytes
 
 // buildWasm builds the plugin in dir (a Go package) and returns the module's bytes. -trimpath and no
 // symbols make the bytes the same from run to run, so wazero's compilation cache serves later runs.
 func buildWasm(t *testing.T, dir string) []byte {
 	t.Helper()
-	if goToolErr != nil {
-		t.Skip("go not on PATH")
-	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ := wasmBuilds.LoadOrStore(dir, &wasmBuild{})
-	b := v.(*wasmBuild)
-	b.once.Do(func() {
+	return buildOnce(t, &wasmBuilds, dir, func() ([]byte, error) {
 		out, err := os.MkdirTemp("", "pathfinder-wasm-")
 		if err != nil {
-			b.err = err
-			return
+			return nil, err
 		}
 		defer os.RemoveAll(out)
 		cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(out, "plugin.wasm"), ".")
 		cmd.Dir = dir
 		cmd.Env = append(append(os.Environ(), goEnv...), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("%v in %s: %v\n%s", cmd.Args, dir, err, msg)
-			return
+			return nil, fmt.Errorf("%v in %s: %v\n%s", cmd.Args, dir, err, msg)
 		}
-		b.data, b.err = os.ReadFile(filepath.Join(out, "plugin.wasm"))
+		return os.ReadFile(filepath.Join(out, "plugin.wasm"))
 	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.data
 }
 
 func sha256Hex(b []byte) string {

@@ -154,15 +154,32 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// builds are the binaries the tests built, one per set of build tags, each built once per test
-// binary.
-var builds sync.Map // build tags -> *build
-
-type build struct {
+// built is what a go build made once for the whole test binary: a build takes seconds even with a
+// warm cache.
+type built[T any] struct {
 	once sync.Once
-	path string
+	v    T
 	err  error
 }
+
+// buildOnce returns what build makes for key in m, building it on the first call only.
+func buildOnce[T any](t *testing.T, m *sync.Map, key string, build func() (T, error)) T {
+	t.Helper()
+	if goToolErr != nil {
+		t.Skip("go not on PATH")
+	}
+	v, _ := m.LoadOrStore(key, &built[T]{})
+	b := v.(*built[T])
+	b.once.Do(func() { b.v, b.err = build() })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.v
+}
+
+// binaries are the pathfinder binaries the tests built, one per set of build tags; TestMain removes
+// them.
+var binaries sync.Map // build tags -> *built[string], the binary's path
 
 // noCgoBinary builds pathfinder with CGO_ENABLED=0, once per test binary.
 func noCgoBinary(t *testing.T) string { return builtBinary(t, "") }
@@ -172,28 +189,19 @@ func staticBinary(t *testing.T) string { return builtBinary(t, "pathfinder_stati
 
 func builtBinary(t *testing.T, tags string) string {
 	t.Helper()
-	if goToolErr != nil {
-		t.Skip("go not on PATH")
-	}
-	v, _ := builds.LoadOrStore(tags, &build{})
-	b := v.(*build)
-	b.once.Do(func() {
+	return buildOnce(t, &binaries, tags, func() (string, error) {
 		dir, err := os.MkdirTemp("", "pathfinder-bin-")
 		if err != nil {
-			b.err = err
-			return
+			return "", err
 		}
-		b.path = filepath.Join(dir, "pathfinder")
-		cmd := exec.Command(goTool, "build", "-tags", tags, "-o", b.path, ".")
+		path := filepath.Join(dir, "pathfinder")
+		cmd := exec.Command(goTool, "build", "-tags", tags, "-o", path, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
+			return path, fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
 		}
+		return path, nil
 	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
 }
 
 // runBin runs the binary bin in this environment with extra ("KEY=value") over it.

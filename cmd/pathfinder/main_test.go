@@ -300,9 +300,9 @@ func TestMain(m *testing.M) {
 	if dir, err := pluginCacheDir(); err == nil {
 		os.RemoveAll(dir)
 	}
-	for _, v := range builds.Range {
-		if b := v.(*build); b.path != "" {
-			os.RemoveAll(filepath.Dir(b.path))
+	for _, v := range binaries.Range {
+		if b := v.(*built[string]); b.v != "" {
+			os.RemoveAll(filepath.Dir(b.v))
 		}
 	}
 	os.Exit(code)
