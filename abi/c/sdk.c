@@ -196,45 +196,6 @@ strs under(const char *root, strs rels) {
 	return out;
 }
 
-// toolkit_root: the directory above lib64, lib, targets/<triple>/lib(64), bin/<x> or bin, whichever
-// the library's directory ends in.
-const char *toolkit_root(const char *lib) {
-	char *dir = path_dir(lib);
-	while (*dir == '/')
-		dir++;
-	size_t len = strlen(dir);
-	while (len && dir[len - 1] == '/')
-		dir[--len] = 0;
-	strs parts = {0};
-	for (char *p = dir, *slash;; p = slash + 1) {
-		slash = strchr(p, '/');
-		if (slash)
-			*slash = 0;
-		push(&parts, p);
-		if (!slash)
-			break;
-	}
-	int n = parts.n, strip;
-#define AT(i) ((i) >= 0 && (i) < n ? parts.v[i] : "")
-	const char *last = AT(n - 1);
-	bool lib_dir = !strcmp(last, "lib") || !strcmp(last, "lib64");
-	if (lib_dir && !strcmp(AT(n - 3), "targets"))
-		strip = 3;
-	else if (lib_dir)
-		strip = 1;
-	else if (!strcmp(AT(n - 2), "bin"))
-		strip = 2;
-	else if (!strcmp(last, "bin"))
-		strip = 1;
-	else
-		return NULL;
-#undef AT
-	if (strip >= n)
-		return NULL;
-	parts.n = n - strip;
-	return cat("/", joined(parts, "/"), NULL);
-}
-
 // ---- platform and descriptor ----
 
 bool is_windows(const request *rq) { return strcmp(rq->platform.os, "windows") == 0; }

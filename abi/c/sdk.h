@@ -48,7 +48,6 @@ strs anchor_dirs(const request *rq);
 strs install_root_dirs(const request *rq);  // abi.Descriptor.InstallRootDirs
 strs site_packages_dirs(const request *rq); // abi.Descriptor.SitePackagesDirs
 strs conda_dirs(const request *rq);         // abi.Descriptor.CondaDirs
-const char *toolkit_root(const char *lib); // abi.ToolkitRoot; NULL when not in a toolkit layout
 
 // The sandbox.
 bool is_dir(const char *p);
