@@ -5,9 +5,9 @@ package host
 import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // each converts every element of in, keeping a nil slice nil (as JSON shows it).
@@ -38,14 +38,14 @@ func ignoredOf(in []report.Ignored) []IgnoredInput {
 	})
 }
 
-func libraryOf(l *search.Library) *Library {
+func libraryOf(l *engine.Library) *Library {
 	return &Library{
 		Name: l.Name, Kind: Kind(l.Kind), Path: l.Path, RealPath: l.RealPath, FoundVia: l.FoundVia, Step: l.Step,
 		LoadProblem: l.LoadProblem, CUDAInfo: CUDAInfo(l.CUDAInfo), PassedOver: attemptsOf(l.PassedOver),
 	}
 }
 
-func loadedOf(l *search.LoadedLibrary) *LoadedLibrary {
+func loadedOf(l *engine.LoadedLibrary) *LoadedLibrary {
 	if l == nil {
 		return nil
 	}
@@ -55,18 +55,18 @@ func loadedOf(l *search.LoadedLibrary) *LoadedLibrary {
 	}
 }
 
-func compatibilityOf(c *search.CompatibilityTrace) *CompatibilityTrace {
+func compatibilityOf(c *engine.CompatibilityTrace) *CompatibilityTrace {
 	if c == nil {
 		return nil
 	}
 	return &CompatibilityTrace{Mode: Compatibility(c.Mode), Driver: c.Driver, MaxCUDA: c.MaxCUDA, Anchor: c.Anchor, Notes: c.Notes}
 }
 
-func explanationOf(ex *search.Explanation) *Explanation {
+func explanationOf(ex *engine.Explanation) *Explanation {
 	return &Explanation{
 		Name: ex.Name, Kind: Kind(ex.Kind), Duration: ex.Duration, Compatibility: compatibilityOf(ex.Compatibility),
 		Result: loadedOf(ex.Result), Err: publicError(ex.Err), attempts: attemptsOf(ex.Attempts()),
-		Steps: each(ex.Steps, func(st search.StepTrace) StepTrace {
+		Steps: each(ex.Steps, func(st engine.StepTrace) StepTrace {
 			return StepTrace{
 				Step: st.Step, Outcome: Outcome(st.Outcome), Detail: st.Detail, Duration: st.Duration,
 				Tried: attemptsOf(st.Tried), Ignored: ignoredOf(st.Ignored), Log: st.Log, Candidates: each(st.Candidates, candidateOf),
@@ -75,7 +75,7 @@ func explanationOf(ex *search.Explanation) *Explanation {
 	}
 }
 
-func candidateOf(c search.CandidateTrace) CandidateTrace {
+func candidateOf(c engine.CandidateTrace) CandidateTrace {
 	return CandidateTrace{
 		Path: c.Path, FoundVia: c.FoundVia, Taken: c.Taken, Refused: c.Refused, LoadProblem: c.LoadProblem,
 		Note: c.Note, CUDAInfo: CUDAInfo(c.CUDAInfo), VersionDetail: c.VersionDetail,
@@ -87,9 +87,9 @@ func candidateOf(c search.CandidateTrace) CandidateTrace {
 // publicError is err with the engine's and the configuration's typed errors in this package's types.
 func publicError(err error) error {
 	switch e := err.(type) {
-	case *search.SearchError:
+	case *engine.SearchError:
 		return &SearchError{Name: e.Name, Err: e.Err, d: e}
-	case *search.MixedToolkitsError:
+	case *engine.MixedToolkitsError:
 		return &MixedToolkitsError{Names: e.Names, Missing: e.Missing, Mixed: e.Mixed}
 	case *config.Error:
 		return &ConfigError{File: e.File, Line: e.Line, Col: e.Col, Key: e.Key, Err: publicError(e.Err)}

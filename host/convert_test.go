@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
 // fill sets every field v holds, recursively, to a value of its own ("s3", 3, true, one element), so
@@ -63,14 +63,14 @@ func sameJSON(t *testing.T, what string, engine, public any) {
 // same JSON: an answer filled in every field converts to one whose JSON is the engine's.
 func TestConvert_everyField(t *testing.T) {
 	n := 0
-	var ex search.Explanation
+	var ex engine.Explanation
 	fill(reflect.ValueOf(&ex).Elem(), &n)
-	ex.Err = &search.SearchError{Name: "cudart", Kind: "dynamic-lib", Err: search.ErrNotFound, Looked: []string{"libcudart.so.13"}}
+	ex.Err = &engine.SearchError{Name: "cudart", Kind: "dynamic-lib", Err: engine.ErrNotFound, Looked: []string{"libcudart.so.13"}}
 	sameJSON(t, "Explanation", ex, explanationOf(&ex))
 	if got, want := explanationOf(&ex).Attempts(), attemptsOf(ex.Attempts()); !reflect.DeepEqual(got, want) || len(got) == 0 {
 		t.Errorf("Attempts: %v, want %v", got, want)
 	}
-	var lib search.LoadedLibrary
+	var lib engine.LoadedLibrary
 	fill(reflect.ValueOf(&lib).Elem(), &n)
 	sameJSON(t, "LoadedLibrary", lib, loadedOf(&lib))
 	sameJSON(t, "Library", lib.Library, libraryOf(&lib.Library))
@@ -82,7 +82,7 @@ func TestConvert_everyField(t *testing.T) {
 // TestConvert_names: the kinds, steps, modes and outcomes host names are the engine's.
 func TestConvert_names(t *testing.T) {
 	var kinds []Kind
-	for _, k := range search.Kinds() {
+	for _, k := range engine.Kinds() {
 		kinds = append(kinds, Kind(k))
 	}
 	if !reflect.DeepEqual(Kinds(), kinds) {
@@ -90,11 +90,11 @@ func TestConvert_names(t *testing.T) {
 	}
 	for _, pair := range [][2]string{
 		{StepAlreadyLoaded, config.StepAlreadyLoaded}, {StepSystem, config.StepSystem},
-		{string(CompatibilityStrict), string(search.CompatibilityStrict)},
-		{string(CompatibilityBestEffort), string(search.CompatibilityBestEffort)},
-		{string(CompatibilityOff), string(search.CompatibilityOff)},
-		{string(OutcomeFound), string(search.OutcomeFound)}, {string(OutcomeNothing), string(search.OutcomeNothing)},
-		{string(OutcomeFailed), string(search.OutcomeFailed)}, {string(OutcomeSkipped), string(search.OutcomeSkipped)},
+		{string(CompatibilityStrict), string(engine.CompatibilityStrict)},
+		{string(CompatibilityBestEffort), string(engine.CompatibilityBestEffort)},
+		{string(CompatibilityOff), string(engine.CompatibilityOff)},
+		{string(OutcomeFound), string(engine.OutcomeFound)}, {string(OutcomeNothing), string(engine.OutcomeNothing)},
+		{string(OutcomeFailed), string(engine.OutcomeFailed)}, {string(OutcomeSkipped), string(engine.OutcomeSkipped)},
 	} {
 		if pair[0] != pair[1] {
 			t.Errorf("host says %q where the engine says %q", pair[0], pair[1])

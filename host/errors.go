@@ -4,21 +4,21 @@ import (
 	"fmt"
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
 // Sentinels for errors.Is.
 var (
-	ErrUnknown         = search.ErrUnknown         // no library, header set or utility of that kind has the name
-	ErrNotAvailable    = search.ErrNotAvailable    // the library has no files for the platform
-	ErrNotFound        = search.ErrNotFound        // no step found it
-	ErrRefused         = search.ErrRefused         // a file was found, and validation refused it
-	ErrLoadFailed      = search.ErrLoadFailed      // the loader would not load the file found
-	ErrIncompatible    = search.ErrIncompatible    // every file found is of a CUDA the driver, or the answers given before, do not run with
-	ErrABIMismatch     = search.ErrABIMismatch     // a plugin says it speaks another ABI version than the host
-	ErrLoadUnavailable = search.ErrLoadUnavailable // this build cannot load libraries (-tags pathfinder_static)
-	ErrClosed          = search.ErrClosed          // the Finder was closed before the call returned
-	ErrMixedToolkits   = search.ErrMixedToolkits   // FindTogether: no one root holds every library
+	ErrUnknown         = engine.ErrUnknown         // no library, header set or utility of that kind has the name
+	ErrNotAvailable    = engine.ErrNotAvailable    // the library has no files for the platform
+	ErrNotFound        = engine.ErrNotFound        // no step found it
+	ErrRefused         = engine.ErrRefused         // a file was found, and validation refused it
+	ErrLoadFailed      = engine.ErrLoadFailed      // the loader would not load the file found
+	ErrIncompatible    = engine.ErrIncompatible    // every file found is of a CUDA the driver, or the answers given before, do not run with
+	ErrABIMismatch     = engine.ErrABIMismatch     // a plugin says it speaks another ABI version than the host
+	ErrLoadUnavailable = engine.ErrLoadUnavailable // this build cannot load libraries (-tags pathfinder_static)
+	ErrClosed          = engine.ErrClosed          // the Finder was closed before the call returned
+	ErrMixedToolkits   = engine.ErrMixedToolkits   // FindTogether: no one root holds every library
 )
 
 // SearchError is a failed search: the name and the sentinel it wraps (ErrUnknown, ErrNotAvailable,
@@ -28,7 +28,7 @@ type SearchError struct {
 	Name string
 	Err  error
 
-	d *search.SearchError
+	d *engine.SearchError
 }
 
 func (e *SearchError) Error() string {
@@ -72,9 +72,9 @@ func (e *SearchError) Dependency() (string, error) {
 	return e.details().Dependency, publicError(e.details().Cause)
 }
 
-func (e *SearchError) details() *search.SearchError {
+func (e *SearchError) details() *engine.SearchError {
 	if e.d == nil {
-		return &search.SearchError{Name: e.Name, Err: e.Err}
+		return &engine.SearchError{Name: e.Name, Err: e.Err}
 	}
 	return e.d
 }
@@ -88,7 +88,7 @@ type MixedToolkitsError struct {
 }
 
 func (e *MixedToolkitsError) Error() string {
-	return (&search.MixedToolkitsError{Names: e.Names, Missing: e.Missing, Mixed: e.Mixed}).Error()
+	return (&engine.MixedToolkitsError{Names: e.Names, Missing: e.Missing, Mixed: e.Mixed}).Error()
 }
 
 func (e *MixedToolkitsError) Unwrap() error { return ErrMixedToolkits }

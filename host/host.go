@@ -2,7 +2,7 @@
 // plugin that sees only the directories and variables it is granted; the host validates what the steps
 // propose, loads it through the OS loader, and remembers the answer for the life of the process.
 //
-// This package is the API and only that: the engine it calls lives in internal/search.
+// This package is the API and only that: the engine it calls lives in internal/engine.
 package host
 
 import (
@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
 // Options configures a Finder. The zero value means the built-in defaults plus the system and user
@@ -46,16 +46,16 @@ type Options struct {
 
 // Finder finds and loads libraries. It is safe for concurrent use; each name is searched once even
 // when many goroutines ask at the same time, and successes are remembered.
-type Finder struct{ e *search.Engine }
+type Finder struct{ e *engine.Engine }
 
 // New reads the configuration and the descriptor packs.
 func New(opts Options) (*Finder, error) {
-	e, err := search.New(search.Options{
+	e, err := engine.New(engine.Options{
 		ConfigFile:                 opts.ConfigFile,
 		SystemConfigDir:            opts.SystemConfigDir,
 		LookupEnv:                  opts.LookupEnv,
 		Platform:                   opts.Platform.abi(),
-		Compatibility:              search.Compatibility(opts.Compatibility),
+		Compatibility:              engine.Compatibility(opts.Compatibility),
 		CUDA:                       opts.CUDA,
 		AssumeForwardCompatibility: opts.AssumeForwardCompatibility,
 		Driver:                     opts.Driver,
@@ -130,7 +130,7 @@ func (f *Finder) Compatibility() *CompatibilityTrace {
 
 // Libraries lists every known name of kind in catalog order.
 func (f *Finder) Libraries(kind Kind) []LibraryInfo {
-	return each(f.e.Libraries(kind.abi()), func(in search.LibraryInfo) LibraryInfo {
+	return each(f.e.Libraries(kind.abi()), func(in engine.LibraryInfo) LibraryInfo {
 		return LibraryInfo{Name: in.Name, Kind: Kind(in.Kind), Category: in.Category, Available: in.Available, Pack: in.Pack}
 	})
 }

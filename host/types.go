@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // Kind is what a search looks for.
@@ -26,7 +26,7 @@ func Kinds() []Kind { return []Kind{DynamicLib, HeaderDir, Binary, StaticLib, Bi
 
 // ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").
 func ParseKind(s string) (Kind, error) {
-	k, err := search.ParseKind(s)
+	k, err := engine.ParseKind(s)
 	return Kind(k), err
 }
 
@@ -47,7 +47,7 @@ func (p Platform) String() string { return p.OS + "/" + p.Arch }
 
 // ParsePlatform reads "os/arch" ("linux/amd64", "windows/arm64").
 func ParsePlatform(s string) (Platform, error) {
-	p, err := search.ParsePlatform(s)
+	p, err := engine.ParsePlatform(s)
 	return platformOf(p), err
 }
 

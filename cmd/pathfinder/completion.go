@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
 var shells = []string{"bash", "zsh", "fish"}
@@ -117,7 +117,7 @@ func flagValues(name, prefix, cur string) []string {
 	case "root", "output", "pathfinder":
 		return []string{completeDir}
 	case "kind":
-		for _, k := range search.Kinds() {
+		for _, k := range engine.Kinds() {
 			values = append(values, string(k))
 		}
 	case "target":
@@ -150,9 +150,9 @@ func (c *cli) positional(cmd *command, args []string, cur string, given map[stri
 		if cmd.name == "explain" && len(args) > 0 {
 			return nil // explain takes one name
 		}
-		kind := search.DynamicLib // load has no --kind
+		kind := engine.DynamicLib // load has no --kind
 		if k, ok := given["kind"]; ok {
-			kind = search.Kind(k)
+			kind = engine.Kind(k)
 		}
 		var out []string
 		for _, n := range c.libraryNames(kind, given) {
@@ -189,8 +189,8 @@ func (c *cli) positional(cmd *command, args []string, cur string, given map[stri
 
 // libraryNames are the names of kind that the platform of --target (or this one) has, from the
 // catalog that the --config given on the line reads.
-func (c *cli) libraryNames(kind search.Kind, given map[string]string) []string {
-	if _, err := search.ParseKind(string(kind)); err != nil {
+func (c *cli) libraryNames(kind engine.Kind, given map[string]string) []string {
+	if _, err := engine.ParseKind(string(kind)); err != nil {
 		return nil
 	}
 	c.configFile, c.target = given["config"], given["target"]

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
 // Test_complete: what `pathfinder __complete` offers for the word under the cursor (the last one):
@@ -288,12 +288,12 @@ func shellQuote(s string) string {
 func TestTargets(t *testing.T) {
 	t.Parallel()
 	for _, target := range targets {
-		if _, err := search.ParsePlatform(target); err != nil {
+		if _, err := engine.ParsePlatform(target); err != nil {
 			t.Errorf("%s: %v", target, err)
 		}
 	}
 	for _, other := range []string{"darwin/arm64", "linux/386", "windows/386", "linux/riscv64"} {
-		if _, err := search.ParsePlatform(other); err == nil {
+		if _, err := engine.ParsePlatform(other); err == nil {
 			t.Errorf("host takes %s, which --target's list lacks", other)
 		}
 	}

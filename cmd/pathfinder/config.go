@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -22,7 +22,7 @@ func cmdConfig(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			if c.configFile != "" {
 				return c.usageError("check reads the one file it is given, not --config")
 			}
-			err := search.Options{LookupEnv: c.lookupEnv}.CheckConfigFile(ctx, args[1])
+			err := engine.Options{LookupEnv: c.lookupEnv}.CheckConfigFile(ctx, args[1])
 			if *asJSON {
 				checked := struct {
 					File     string   `json:"file"`

@@ -11,9 +11,9 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/english"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // doctor exits exitOK when it lists no problem, exitNotFound when it lists one or more (a driver
@@ -236,8 +236,8 @@ func writeLibraries(w io.Writer, d *doctor.Facts) {
 			fmt.Fprintf(w, "  %-*s  ✓  %s  (%s)\n", width, a.Name, a.Found.Path, a.Found.FoundVia)
 		default:
 			msg := a.Err.Error()
-			var se *search.SearchError
-			if errors.As(a.Err, &se) && errors.Is(se, search.ErrNotFound) {
+			var se *engine.SearchError
+			if errors.As(a.Err, &se) && errors.Is(se, engine.ErrNotFound) {
 				msg = fmt.Sprintf("not found (looked for %s in %d places)", strings.Join(se.Looked, " or "), len(se.Attempts))
 			}
 			fmt.Fprintf(w, "  %-*s  ✗  %s\n", width, a.Name, msg)

@@ -5,8 +5,8 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // doctorDocument is doctor --json: what the text's screen says, as one document.
@@ -17,7 +17,7 @@ type doctorDocument struct {
 	Driver    *driver.Report `json:"driver"`    // as driver --json prints it
 	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor,
 	// and its notes (a driver it could not check against).
-	Compatibility *search.CompatibilityTrace `json:"compatibility"`
+	Compatibility *engine.CompatibilityTrace `json:"compatibility"`
 	// Choices are the libraries the check took over candidates it passed over, with those.
 	Choices  []doctorLibraryJSON `json:"choices,omitempty"`
 	Problems []doctorProblemJSON `json:"problems"` // empty when doctor finds none (exit 0)

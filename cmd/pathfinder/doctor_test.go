@@ -13,9 +13,9 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -253,11 +253,11 @@ func TestDoctor_hostInputs(t *testing.T) {
 			Cache:  inspect.Cache{Dir: "/home/u/.cache/pathfinder"},
 			Driver: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
 			Libraries: []doctor.Answer{
-				{LibraryInfo: search.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, Descriptor: sonames("libcudart.so.13", "libcudart.so.12"),
-					Found: &search.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: search.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, Descriptor: sonames("libnvrtc.so.13", "libnvrtc.so.12"),
-					Found: &search.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: search.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, Descriptor: sonames("libcublas.so.13"), Err: errors.New("\"cublas\" not found")},
+				{LibraryInfo: engine.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, Descriptor: sonames("libcudart.so.13", "libcudart.so.12"),
+					Found: &engine.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: engine.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, Descriptor: sonames("libnvrtc.so.13", "libnvrtc.so.12"),
+					Found: &engine.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: engine.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, Descriptor: sonames("libcublas.so.13"), Err: errors.New("\"cublas\" not found")},
 			},
 		}
 	}
@@ -298,7 +298,7 @@ func TestDoctor_hostInputsEndToEnd(t *testing.T) {
 	site := filepath.Join(s.base, "site")
 	s.env.Setenv("PATHFINDER_SITE_PACKAGES", site)
 	realnv.Copy(t, nccl, filepath.Join(site, "nvidia/nccl/lib/libnccl.so.2"))
-	f, err := search.New(search.Options{ConfigFile: s.config, LookupEnv: s.env.LookupEnv})
+	f, err := engine.New(engine.Options{ConfigFile: s.config, LookupEnv: s.env.LookupEnv})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -25,7 +25,7 @@ func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return exitUsage
 		}
 		if *together {
-			if k != search.DynamicLib {
+			if k != engine.DynamicLib {
 				return c.usageError("--all-from-one-toolkit is for dynamic libraries")
 			}
 			return c.findTogether(ctx, names, *asJSON)
@@ -37,12 +37,12 @@ func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 func cmdLoad(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	asJSON := fs.Bool("json", false, jsonLinesHelp+", one per name")
 	return func(ctx context.Context, c *cli, names []string) int {
-		return c.resolve(ctx, names, search.DynamicLib, *asJSON, true)
+		return c.resolve(ctx, names, engine.DynamicLib, *asJSON, true)
 	}
 }
 
 func kindFlag(fs *flag.FlagSet) *string {
-	return fs.String("kind", string(search.DynamicLib), "look for this `KIND` of thing: dynamic-lib (the default), header-dir, binary, static-lib or bitcode")
+	return fs.String("kind", string(engine.DynamicLib), "look for this `KIND` of thing: dynamic-lib (the default), header-dir, binary, static-lib or bitcode")
 }
 
 // The two --json conventions: a command that answers per name prints a line per name, so a tool
@@ -64,13 +64,13 @@ func writeJSONDocument(w io.Writer, v any) error {
 type failure struct {
 	Name     string           `json:"name"`
 	Kind     string           `json:"kind"`
-	Error    string           `json:"error"` // search.SearchError.Code: "not-found", "refused", "load-failed", "unknown", ...
+	Error    string           `json:"error"` // engine.SearchError.Code: "not-found", "refused", "load-failed", "unknown", ...
 	Message  string           `json:"message"`
 	Attempts []report.Attempt `json:"attempts"`
 }
 
 // resolve finds or loads each name and prints a path (or a JSON line) per name.
-func (c *cli) resolve(ctx context.Context, names []string, kind search.Kind, asJSON, load bool) int {
+func (c *cli) resolve(ctx context.Context, names []string, kind engine.Kind, asJSON, load bool) int {
 	if code, ok := c.checkNames(names); !ok {
 		return code
 	}
@@ -150,15 +150,15 @@ func (c *cli) togetherFailed(names []string, err error) {
 			enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			continue
 		}
-		enc.Encode(failure{Name: name, Kind: string(search.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []report.Attempt{}})
+		enc.Encode(failure{Name: name, Kind: string(engine.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []report.Attempt{}})
 	}
 }
 
 // explainHint points a find or load line at the command that shows the same search step by step;
 // the host's errors do not name the CLI, as a Go program gets them too.
-func (c *cli) explainHint(se *search.SearchError) string {
+func (c *cli) explainHint(se *engine.SearchError) string {
 	cmd := "pathfinder explain " + se.Name
-	if se.Kind != "" && se.Kind != search.DynamicLib {
+	if se.Kind != "" && se.Kind != engine.DynamicLib {
 		cmd += " --kind " + string(se.Kind)
 	}
 	if c.target != "" {
@@ -185,10 +185,10 @@ func (c *cli) explainHint(se *search.SearchError) string {
 }
 
 // otherKind is the one other kind that has the name se did not know ("cccl" is a header set).
-func (c *cli) otherKind(se *search.SearchError) (search.Kind, bool) {
-	var kinds []search.Kind
-	for _, k := range search.Kinds() {
-		if k != se.Kind && slices.ContainsFunc(c.finder.Libraries(k), func(l search.LibraryInfo) bool { return l.Name == se.Name }) {
+func (c *cli) otherKind(se *engine.SearchError) (engine.Kind, bool) {
+	var kinds []engine.Kind
+	for _, k := range engine.Kinds() {
+		if k != se.Kind && slices.ContainsFunc(c.finder.Libraries(k), func(l engine.LibraryInfo) bool { return l.Name == se.Name }) {
 			kinds = append(kinds, k)
 		}
 	}

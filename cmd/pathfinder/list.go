@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
 func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -24,19 +24,19 @@ func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if !c.checkTarget(*target) {
 			return exitUsage
 		}
-		kinds := search.Kinds()
+		kinds := engine.Kinds()
 		if *kind != "" {
 			k, ok := c.parseKind(*kind)
 			if !ok {
 				return exitUsage
 			}
-			kinds = []search.Kind{k}
+			kinds = []engine.Kind{k}
 		}
 		f, err := c.open()
 		if err != nil {
 			return c.configError(err)
 		}
-		var libs []search.LibraryInfo
+		var libs []engine.LibraryInfo
 		for _, k := range kinds {
 			libs = append(libs, f.Libraries(k)...)
 		}

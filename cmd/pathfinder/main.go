@@ -20,8 +20,8 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // Exit codes.
@@ -107,20 +107,20 @@ type cli struct {
 	// driver is the driver the Engine's compatibility check holds candidates to, where the command
 	// probed it already (doctor, whose --root may name a captured machine); nil probes this one.
 	driver *driver.Report
-	finder *search.Engine
+	finder *engine.Engine
 }
 
-func (c *cli) open() (*search.Engine, error) {
+func (c *cli) open() (*engine.Engine, error) {
 	if c.finder == nil {
-		opts := search.Options{ConfigFile: c.configFile, Driver: c.driver, LookupEnv: c.lookupEnv}
+		opts := engine.Options{ConfigFile: c.configFile, Driver: c.driver, LookupEnv: c.lookupEnv}
 		if c.target != "" {
-			p, err := search.ParsePlatform(c.target)
+			p, err := engine.ParsePlatform(c.target)
 			if err != nil {
 				return nil, err
 			}
 			opts.Platform = p
 		}
-		f, err := search.New(opts)
+		f, err := engine.New(opts)
 		if err != nil {
 			return nil, err
 		}
@@ -367,18 +367,18 @@ func (c *cli) configError(err error) int {
 	return exitUsage
 }
 
-func isSearchError(err error) (*search.SearchError, bool) {
-	var se *search.SearchError
+func isSearchError(err error) (*engine.SearchError, bool) {
+	var se *engine.SearchError
 	ok := errors.As(err, &se)
 	return se, ok
 }
 
 // parseKind reads --kind, suggesting the nearest kind for a typo.
-func (c *cli) parseKind(s string) (search.Kind, bool) {
-	k, err := search.ParseKind(s)
+func (c *cli) parseKind(s string) (engine.Kind, bool) {
+	k, err := engine.ParseKind(s)
 	if err != nil {
 		var kinds []string
-		for _, k := range search.Kinds() {
+		for _, k := range engine.Kinds() {
 			kinds = append(kinds, string(k))
 		}
 		c.usageError("--kind: unknown kind %q%s", s, didYouMeanOrValid(s, kinds))
@@ -387,7 +387,7 @@ func (c *cli) parseKind(s string) (search.Kind, bool) {
 	return k, true
 }
 
-// targets are the values --target takes; a test holds them to search.ParsePlatform.
+// targets are the values --target takes; a test holds them to engine.ParsePlatform.
 var targets = catalog.Targets
 
 // checkTarget reads --target ("" is this machine).
@@ -395,7 +395,7 @@ func (c *cli) checkTarget(s string) bool {
 	if s == "" {
 		return true
 	}
-	if _, err := search.ParsePlatform(s); err != nil {
+	if _, err := engine.ParsePlatform(s); err != nil {
 		c.usageError("--target: unknown target %q%s", s, didYouMeanOrValid(s, targets))
 		return false
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -34,7 +34,7 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		fmt.Fprintln(tw, "PACK\tFROM\tLIBRARIES\tHEADERS\tBINARIES\tSTATIC\tBITCODE")
 		for _, p := range packs {
 			fmt.Fprintf(tw, "%s\t%s", p.File, p.Origin)
-			for _, k := range search.Kinds() {
+			for _, k := range engine.Kinds() {
 				fmt.Fprintf(tw, "\t%d", len(p.Libraries[k]))
 			}
 			fmt.Fprintln(tw)
@@ -45,7 +45,7 @@ func cmdPacks(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 				continue // `pathfinder list` shows what it defines
 			}
 			fmt.Fprintf(c.stdout, "\n%s\n", p.File)
-			for _, k := range search.Kinds() {
+			for _, k := range engine.Kinds() {
 				if names := p.Libraries[k]; len(names) > 0 && p.Origin != inspect.PackFromBuiltin {
 					fmt.Fprintf(c.stdout, "  %-12s %s\n", k, strings.Join(names, ", "))
 				}

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 func cmdPlugins(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -61,8 +61,8 @@ type hostStep struct {
 // hostSteps describes already-loaded and system, with the orders of settings that name each.
 func hostSteps(settings []inspect.Setting) []hostStep {
 	steps := []hostStep{
-		{Name: search.StepAlreadyLoaded, LooksAt: "the libraries this process has loaded already, by file name (dynamic libraries only)"},
-		{Name: search.StepSystem, LooksAt: "the OS loader's own search (on Linux: LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories); " +
+		{Name: engine.StepAlreadyLoaded, LooksAt: "the libraries this process has loaded already, by file name (dynamic libraries only)"},
+		{Name: engine.StepSystem, LooksAt: "the OS loader's own search (on Linux: LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories); " +
 			"find asks a model of it and loads nothing, load asks the loader (dynamic libraries only)"},
 	}
 	for i := range steps {

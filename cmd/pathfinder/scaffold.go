@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
 // abiModule is the module that holds the plugin contract and its guest SDK.
@@ -33,8 +33,8 @@ func cmdPlugin(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 			return c.usageError("expected new NAME [DIR]")
 		}
 		name := args[1]
-		if !stepName().MatchString(name) || name == search.StepAlreadyLoaded || name == search.StepSystem {
-			return c.usageError("%q is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not %q or %q", name, search.StepAlreadyLoaded, search.StepSystem)
+		if !stepName().MatchString(name) || name == engine.StepAlreadyLoaded || name == engine.StepSystem {
+			return c.usageError("%q is not a step name: lower-case letters, digits, '-' and '_', starting with a letter, and not %q or %q", name, engine.StepAlreadyLoaded, engine.StepSystem)
 		}
 		if builtin.IsStep(name) {
 			return c.usageError("%q is the name of a builtin step: a site plugin needs its own name (mine-%s, site-%s, ...)", name, name, name)

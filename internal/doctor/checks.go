@@ -13,9 +13,9 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // Problem is one thing doctor found wrong, and what fixes it.
@@ -99,8 +99,8 @@ func checkCudartTooNew(d *Facts) []Problem {
 		return nil
 	}
 	maxMajor, _ := strconv.Atoi(strings.SplitN(r.MaxCUDA, ".", 2)[0])
-	var se *search.SearchError
-	if errors.As(a.Err, &se) && errors.Is(se, search.ErrIncompatible) {
+	var se *engine.SearchError
+	if errors.As(a.Err, &se) && errors.Is(se, engine.ErrIncompatible) {
 		return []Problem{{Title: "cudart: " + se.Error(), Fix: fmt.Sprintf("install a CUDA %d runtime (for wheels, the -cu%d ones), or update the driver as the message says", maxMajor, maxMajor)}}
 	}
 	if a.Found == nil {
@@ -185,7 +185,7 @@ func checkMixedWheels(d *Facts) []Problem {
 		return nil
 	}
 	order := "the CUDA 13 ones come first for every library"
-	if c := d.Compat; c.Mode != search.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
+	if c := d.Compat; c.Mode != engine.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
 		order = fmt.Sprintf("the CUDA 13 ones come first, and find passes over them, as driver %s runs CUDA %s at most", c.Driver, c.MaxCUDA)
 	}
 	return []Problem{{

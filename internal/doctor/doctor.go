@@ -11,10 +11,10 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
-	"github.com/pathfinder-dev/pathfinder/internal/search"
 )
 
 // Facts is everything the diagnosis reads: the engine's answers, the driver report, the
@@ -27,7 +27,7 @@ type Facts struct {
 	Getenv      func(string) string
 	Libraries   []Answer // every dynamic library of the catalog, in its order
 	Driver      *driver.Report
-	Compat      *search.CompatibilityTrace // what the search's compatibility check knew
+	Compat      *engine.CompatibilityTrace // what the search's compatibility check knew
 	PID         int
 	Maps        []loader.Mapping // the files process PID maps, each once; nil without a PID
 	Ignored     []report.Ignored // inputs the engine and the driver probe did not use, and why
@@ -35,16 +35,16 @@ type Facts struct {
 
 // Answer is the engine's answer for one library.
 type Answer struct {
-	search.LibraryInfo
+	engine.LibraryInfo
 	Descriptor abi.Descriptor  // where a search looks for it
-	Found      *search.Library // nil when not found
+	Found      *engine.Library // nil when not found
 	Err        error
 }
 
 // Gather finds every library, in the catalog's order and one after another, as a program that
 // asked for them all would: the first answer with a known CUDA version anchors the rest. With a
 // pid > 0 it reads the files that process maps; the error is that it could not.
-func Gather(ctx context.Context, e *search.Engine, drv *driver.Report, pid int, getenv func(string) string) (*Facts, error) {
+func Gather(ctx context.Context, e *engine.Engine, drv *driver.Report, pid int, getenv func(string) string) (*Facts, error) {
 	d := &Facts{
 		Platform: e.Platform(), ConfigFiles: e.ConfigFiles(), Sites: e.SitePackages(),
 		Getenv: getenv, PID: pid, Driver: drv,
@@ -55,12 +55,12 @@ func Gather(ctx context.Context, e *search.Engine, drv *driver.Report, pid int, 
 			return nil, err
 		}
 	}
-	infos := e.Libraries(search.DynamicLib)
+	infos := e.Libraries(engine.DynamicLib)
 	d.Libraries = make([]Answer, len(infos))
 	for i, l := range infos {
 		a := &d.Libraries[i]
 		a.LibraryInfo = l
-		a.Descriptor, _ = e.Descriptor(search.DynamicLib, l.Name)
+		a.Descriptor, _ = e.Descriptor(engine.DynamicLib, l.Name)
 		if l.Available {
 			a.Found, a.Err = e.Find(ctx, l.Name)
 		}

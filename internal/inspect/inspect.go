@@ -1,6 +1,6 @@
 // Package inspect holds what the search engine tells the pathfinder command about itself beyond
 // the Go API: its effective settings, descriptor packs and plugins, its caches. A Go program has no
-// use for these; internal/search's Engine returns them to the command.
+// use for these; internal/engine's Engine returns them to the command.
 package inspect
 
 import (

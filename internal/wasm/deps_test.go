@@ -25,7 +25,7 @@ func TestDeps_wazero(t *testing.T) {
 		wazero = "github.com/tetratelabs/wazero"
 	)
 	// internal/doctor asks the engine for every library, as a program would.
-	runsPlugins := []string{module + "internal/wasm", module + "internal/search", module + "internal/doctor"}
+	runsPlugins := []string{module + "internal/wasm", module + "internal/engine", module + "internal/doctor"}
 	// go list's Deps are what go list -deps prints, package by package.
 	out, err := exec.Command(gobin, "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}",
 		module+"abi/...", module+"host/driver/...", module+"internal/...").CombinedOutput()
