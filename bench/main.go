@@ -25,6 +25,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/bench/nativefind"
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
@@ -249,7 +250,7 @@ func run(n int, baseline string) error {
 				nativefind.Find(l, sites)
 			}
 		}))
-	add(loopCase("in-process search, not remembered (Explain)", "", "", n, 20, func() { f.Explain(ctx, host.DynamicLib, "cudart") }))
+	add(loopCase("in-process search, not remembered (Explain)", "", "", n, 20, func() { f.Explain(ctx, search.DynamicLib, "cudart") }))
 
 	fmt.Printf("pathfinder on a fake venv (%d of %d libraries present); %d runs per case; %s, %d CPUs\n\n", len(found), len(all), n, runtime.Version(), runtime.NumCPU())
 	fmt.Printf("%-58s %10s %10s %10s %9s %10s  %s\n", "case", "min", "median", "max", "ratio", "peak RSS", "target")

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
@@ -46,7 +47,7 @@ func (e *SearchError) Unwrap() error { return e.Err }
 func (e *SearchError) Code() string { return e.details().Code() }
 
 // Kind is what was searched for.
-func (e *SearchError) Kind() Kind { return Kind(e.details().Kind) }
+func (e *SearchError) Kind() search.Kind { return search.Kind(e.details().Kind) }
 
 // Path is the file found, for ErrRefused, ErrLoadFailed and ErrIncompatible (the first passed over).
 func (e *SearchError) Path() string { return e.details().Path }
@@ -58,13 +59,19 @@ func (e *SearchError) Looked() []string { return e.details().Looked }
 func (e *SearchError) Suggestions() []string { return e.details().Suggestions }
 
 // Attempts are every place looked, in order, each with why it was not taken.
-func (e *SearchError) Attempts() []Attempt { return attemptsOf(e.details().Attempts) }
+func (e *SearchError) Attempts() []search.Attempt { return e.details().Attempts }
 
 // Failed are the steps that could not run (a plugin refused, trapped or out of time), each with why.
-func (e *SearchError) Failed() []Attempt { return attemptsOf(e.details().Failed) }
+func (e *SearchError) Failed() []search.Attempt { return e.details().Failed }
 
 // Ignored are the variables the search passed over, each with why.
-func (e *SearchError) Ignored() []IgnoredInput { return ignoredOf(e.details().Ignored) }
+func (e *SearchError) Ignored() []search.IgnoredInput {
+	var out []search.IgnoredInput
+	for _, in := range e.details().Ignored {
+		out = append(out, in.Public())
+	}
+	return out
+}
 
 // Dependency is the dependency whose failure failed a load, and its own error; "" and nil when the
 // library's own search failed.
@@ -121,3 +128,18 @@ func (e *PluginError) Error() string {
 }
 
 func (e *PluginError) Unwrap() error { return e.Err }
+
+// publicError is err with the engine's and the configuration's typed errors in this package's types.
+func publicError(err error) error {
+	switch e := err.(type) {
+	case *engine.SearchError:
+		return &SearchError{Name: e.Name, Err: e.Err, d: e}
+	case *engine.MixedToolkitsError:
+		return &MixedToolkitsError{Names: e.Names, Missing: e.Missing, Mixed: e.Mixed}
+	case *config.Error:
+		return &ConfigError{File: e.File, Line: e.Line, Col: e.Col, Key: e.Key, Err: publicError(e.Err)}
+	case *config.PluginError:
+		return &PluginError{Plugin: e.Plugin, Op: e.Op, Err: e.Err}
+	}
+	return err
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
@@ -48,9 +49,9 @@ func Example() {
 		fmt.Println(p.Path, p.LoadProblem)               // what would stop a load of it, told without loading
 		fmt.Println(p.CUDA, p.Compat, len(p.PassedOver)) // its CUDA; how the driver runs it; what did not run
 	}
-	ex := f.Explain(ctx, host.DynamicLib, "cudnn") // the whole trace: every step, candidate and reason
+	ex := f.Explain(ctx, search.DynamicLib, "cudnn") // the whole trace: every step, candidate and reason
 	fmt.Println(len(ex.Steps), ex.Err)
-	if dir, err := f.FindKind(ctx, host.HeaderDir, "cccl"); err == nil { // also host.Binary, StaticLib, Bitcode
+	if dir, err := f.FindKind(ctx, search.HeaderDir, "cccl"); err == nil { // also search.Binary, StaticLib, Bitcode
 		fmt.Println(dir.Path)
 	}
 	if set, err := f.FindTogether(ctx, []string{"cudart", "nvrtc"}); err == nil { // all from one root, or a *MixedToolkitsError
@@ -247,7 +248,7 @@ func ExampleOptions_compatibility() {
 	env := map[string]string{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "550.54.14",
 		"PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
 	lookupEnv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	f, err := host.New(host.Options{LookupEnv: lookupEnv, SystemConfigDir: site, Compatibility: host.CompatibilityStrict})
+	f, err := host.New(host.Options{LookupEnv: lookupEnv, SystemConfigDir: site, Compatibility: search.CompatibilityStrict})
 	if err != nil {
 		fmt.Println(err)
 		return

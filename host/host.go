@@ -2,14 +2,18 @@
 // plugin that sees only the directories and variables it is granted; the host validates what the steps
 // propose, loads it through the OS loader, and remembers the answer for the life of the process.
 //
-// This package is the API and only that: the engine it calls lives in internal/engine.
+// This package is the API and only that: the engine it calls lives in internal/engine, and what a
+// search is asked and answers (a kind, a library found or loaded, an explanation) are package
+// host/search's types.
 package host
 
 import (
 	"context"
 	"sync"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
@@ -28,7 +32,7 @@ type Options struct {
 	// Compatibility is every library's mode (docs/compatibility.md); "" leaves it to
 	// $PATHFINDER_COMPATIBILITY, then to the config ([library.NAME] and [search] compatibility),
 	// then strict.
-	Compatibility Compatibility
+	Compatibility search.Compatibility
 	// CUDA is the CUDA the program was built for, "12" or "12.4": every answer must be of its major
 	// from the first on. "" leaves it to $PATHFINDER_CUDA, then to [search] cuda; unset, the first
 	// answer with a known CUDA version anchors the rest.
@@ -55,7 +59,7 @@ func New(opts Options) (*Finder, error) {
 		SystemConfigDir:            opts.SystemConfigDir,
 		LookupEnv:                  opts.LookupEnv,
 		Platform:                   opts.Platform.abi(),
-		Compatibility:              engine.Compatibility(opts.Compatibility),
+		Compatibility:              opts.Compatibility,
 		CUDA:                       opts.CUDA,
 		AssumeForwardCompatibility: opts.AssumeForwardCompatibility,
 		Driver:                     opts.Driver,
@@ -77,62 +81,51 @@ func New(opts Options) (*Finder, error) {
 func (f *Finder) Close() error { return f.e.Close() }
 
 // Platform is the platform searches are for.
-func (f *Finder) Platform() Platform { return platformOf(f.e.Platform()) }
+func (f *Finder) Platform() Platform { return Platform(f.e.Platform()) }
 
 // Find locates the dynamic library name without loading it.
-func (f *Finder) Find(ctx context.Context, name string) (*Library, error) {
-	return f.FindKind(ctx, DynamicLib, name)
+func (f *Finder) Find(ctx context.Context, name string) (*search.Library, error) {
+	return f.FindKind(ctx, search.DynamicLib, name)
 }
 
 // FindKind locates name of the given kind: a dynamic library, a header directory, a binary utility,
 // a static or a bitcode library.
-func (f *Finder) FindKind(ctx context.Context, kind Kind, name string) (*Library, error) {
-	lib, err := f.e.FindKind(ctx, kind.abi(), name)
-	if err != nil {
-		return nil, publicError(err)
-	}
-	return libraryOf(lib), nil
+func (f *Finder) FindKind(ctx context.Context, kind search.Kind, name string) (*search.Library, error) {
+	lib, err := f.e.FindKind(ctx, abi.Kind(kind), name)
+	return lib, publicError(err)
 }
 
 // Load finds the dynamic library name, loads its dependencies and then it, and returns where it came
 // from. A library already in the process is returned as it is.
-func (f *Finder) Load(ctx context.Context, name string) (*LoadedLibrary, error) {
+func (f *Finder) Load(ctx context.Context, name string) (*search.LoadedLibrary, error) {
 	lib, err := f.e.Load(ctx, name)
-	if err != nil {
-		return nil, publicError(err)
-	}
-	return loadedOf(lib), nil
+	return lib, publicError(err)
 }
 
 // Explain searches for name of kind afresh, without loading anything or using what was remembered,
 // and returns every step with its candidates and why each was taken or refused.
-func (f *Finder) Explain(ctx context.Context, kind Kind, name string) *Explanation {
-	return explanationOf(f.e.Explain(ctx, kind.abi(), name))
+func (f *Finder) Explain(ctx context.Context, kind search.Kind, name string) *search.Explanation {
+	ex := f.e.Explain(ctx, abi.Kind(kind), name)
+	ex.Err = publicError(ex.Err)
+	return ex
 }
 
 // FindTogether finds every named dynamic library so that all come from one root — one site-packages
 // directory, conda prefix, install root or toolkit — which a name-by-name search does not promise,
 // and all of one CUDA major. It takes the first root, in the steps' order, that holds every name; a
 // name no root holds with the others is a *MixedToolkitsError.
-func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*Library, error) {
+func (f *Finder) FindTogether(ctx context.Context, names []string) ([]*search.Library, error) {
 	libs, err := f.e.FindTogether(ctx, names)
-	if err != nil {
-		return nil, publicError(err)
-	}
-	return each(libs, libraryOf), nil
+	return libs, publicError(err)
 }
 
 // Compatibility is what the compatibility check knows now: the mode, the driver and, once an
 // answer has set it, the anchor later answers must match.
-func (f *Finder) Compatibility() *CompatibilityTrace {
-	return compatibilityOf(f.e.Compatibility())
-}
+func (f *Finder) Compatibility() *search.CompatibilityTrace { return f.e.Compatibility() }
 
 // Libraries lists every known name of kind in catalog order.
-func (f *Finder) Libraries(kind Kind) []LibraryInfo {
-	return each(f.e.Libraries(kind.abi()), func(in engine.LibraryInfo) LibraryInfo {
-		return LibraryInfo{Name: in.Name, Kind: Kind(in.Kind), Category: in.Category, Available: in.Available, Pack: in.Pack}
-	})
+func (f *Finder) Libraries(kind search.Kind) []search.LibraryInfo {
+	return f.e.Libraries(abi.Kind(kind))
 }
 
 // Default returns the process-wide Finder built from the default Options.
@@ -141,7 +134,7 @@ func Default() (*Finder, error) { return defaultFinder() }
 var defaultFinder = sync.OnceValues(func() (*Finder, error) { return New(Options{}) })
 
 // Find locates name with the default Finder.
-func Find(ctx context.Context, name string) (*Library, error) {
+func Find(ctx context.Context, name string) (*search.Library, error) {
 	f, err := Default()
 	if err != nil {
 		return nil, err
@@ -150,7 +143,7 @@ func Find(ctx context.Context, name string) (*Library, error) {
 }
 
 // Load loads name with the default Finder.
-func Load(ctx context.Context, name string) (*LoadedLibrary, error) {
+func Load(ctx context.Context, name string) (*search.LoadedLibrary, error) {
 	f, err := Default()
 	if err != nil {
 		return nil, err

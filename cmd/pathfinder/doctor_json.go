@@ -4,9 +4,8 @@ import (
 	"io"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"
-	"github.com/pathfinder-dev/pathfinder/internal/engine"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // doctorDocument is doctor --json: what the text's screen says, as one document.
@@ -17,7 +16,7 @@ type doctorDocument struct {
 	Driver    *driver.Report `json:"driver"`    // as driver --json prints it
 	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor,
 	// and its notes (a driver it could not check against).
-	Compatibility *engine.CompatibilityTrace `json:"compatibility"`
+	Compatibility *search.CompatibilityTrace `json:"compatibility"`
 	// Choices are the libraries the check took over candidates it passed over, with those.
 	Choices  []doctorLibraryJSON `json:"choices,omitempty"`
 	Problems []doctorProblemJSON `json:"problems"` // empty when doctor finds none (exit 0)
@@ -35,7 +34,7 @@ type doctorLibraryJSON struct {
 	Path       string           `json:"path,omitempty"`
 	FoundVia   string           `json:"found_via,omitempty"`
 	CUDA       string           `json:"cuda,omitempty"`
-	PassedOver []report.Attempt `json:"passed_over,omitempty"`
+	PassedOver []search.Attempt `json:"passed_over,omitempty"`
 	Error      string           `json:"error,omitempty"`
 }
 

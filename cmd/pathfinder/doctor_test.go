@@ -12,6 +12,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/doctor"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
@@ -253,11 +254,11 @@ func TestDoctor_hostInputs(t *testing.T) {
 			Cache:  inspect.Cache{Dir: "/home/u/.cache/pathfinder"},
 			Driver: &driver.Report{State: driver.StatePinned, Summary: "driver 580.65.06, pinned by PATHFINDER_DRIVER_VERSION; the machine was not asked", MaxCUDA: "13.0", DriverVersion: "580.65.06"},
 			Libraries: []doctor.Answer{
-				{LibraryInfo: engine.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, Descriptor: sonames("libcudart.so.13", "libcudart.so.12"),
-					Found: &engine.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: engine.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, Descriptor: sonames("libnvrtc.so.13", "libnvrtc.so.12"),
-					Found: &engine.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
-				{LibraryInfo: engine.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, Descriptor: sonames("libcublas.so.13"), Err: errors.New("\"cublas\" not found")},
+				{LibraryInfo: search.LibraryInfo{Name: "cudart", Category: "ctk", Available: true}, Descriptor: sonames("libcudart.so.13", "libcudart.so.12"),
+					Found: &search.Library{Name: "cudart", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: search.LibraryInfo{Name: "nvrtc", Category: "ctk", Available: true}, Descriptor: sonames("libnvrtc.so.13", "libnvrtc.so.12"),
+					Found: &search.Library{Name: "nvrtc", Path: "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", FoundVia: "site-packages"}},
+				{LibraryInfo: search.LibraryInfo{Name: "cublas", Category: "ctk", Available: true}, Descriptor: sonames("libcublas.so.13"), Err: errors.New("\"cublas\" not found")},
 			},
 		}
 	}

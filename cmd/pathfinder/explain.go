@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
@@ -45,10 +47,10 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 	}
 }
 
-func writeExplanation(w io.Writer, f *engine.Engine, ex *engine.Explanation) {
+func writeExplanation(w io.Writer, f *engine.Engine, ex *search.Explanation) {
 	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Order(ex.Name), " → "))
 	if ex.Err == nil || len(ex.Steps) > 0 {
-		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.FileNames(ex.Kind, ex.Name), " or "))
+		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.FileNames(abi.Kind(ex.Kind), ex.Name), " or "))
 	}
 	var searchNotes []string // the check's notes, said once here rather than with each candidate
 	if c := ex.Compatibility; c != nil {
@@ -114,7 +116,7 @@ func writeExplanation(w io.Writer, f *engine.Engine, ex *engine.Explanation) {
 
 // compatibilityLine says what a search's compatibility check knew: "strict; driver 550.54.14 runs
 // CUDA 12.4 at most; anchored at CUDA 12.4 (cudart, …)".
-func compatibilityLine(c *engine.CompatibilityTrace) string {
+func compatibilityLine(c *search.CompatibilityTrace) string {
 	parts := []string{string(c.Mode)}
 	if c.Driver != "" {
 		parts = append(parts, fmt.Sprintf("driver %s runs CUDA %s at most", c.Driver, c.MaxCUDA))
@@ -127,7 +129,7 @@ func compatibilityLine(c *engine.CompatibilityTrace) string {
 
 // versionLine says which CUDA a candidate belongs to and what said so: "CUDA 12.4, version
 // 12.4.127, from the wheel: …"; or, undated, which sources were asked.
-func versionLine(v engine.CUDAInfo, detail string) string {
+func versionLine(v search.CUDAInfo, detail string) string {
 	if v.CUDA == "" {
 		return detail
 	}

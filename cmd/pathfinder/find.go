@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 func cmdFind(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
@@ -66,7 +66,7 @@ type failure struct {
 	Kind     string           `json:"kind"`
 	Error    string           `json:"error"` // engine.SearchError.Code: "not-found", "refused", "load-failed", "unknown", ...
 	Message  string           `json:"message"`
-	Attempts []report.Attempt `json:"attempts"`
+	Attempts []search.Attempt `json:"attempts"`
 }
 
 // resolve finds or loads each name and prints a path (or a JSON line) per name.
@@ -150,7 +150,7 @@ func (c *cli) togetherFailed(names []string, err error) {
 			enc.Encode(failure{Name: name, Kind: string(se.Kind), Error: se.Code(), Message: se.Error(), Attempts: attemptsOrEmpty(se.Attempts)})
 			continue
 		}
-		enc.Encode(failure{Name: name, Kind: string(engine.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []report.Attempt{}})
+		enc.Encode(failure{Name: name, Kind: string(engine.DynamicLib), Error: "mixed-toolkits", Message: set, Attempts: []search.Attempt{}})
 	}
 }
 
@@ -188,7 +188,7 @@ func (c *cli) explainHint(se *engine.SearchError) string {
 func (c *cli) otherKind(se *engine.SearchError) (engine.Kind, bool) {
 	var kinds []engine.Kind
 	for _, k := range engine.Kinds() {
-		if k != se.Kind && slices.ContainsFunc(c.finder.Libraries(k), func(l engine.LibraryInfo) bool { return l.Name == se.Name }) {
+		if k != se.Kind && slices.ContainsFunc(c.finder.Libraries(k), func(l search.LibraryInfo) bool { return l.Name == se.Name }) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -198,9 +198,9 @@ func (c *cli) otherKind(se *engine.SearchError) (engine.Kind, bool) {
 	return kinds[0], true
 }
 
-func attemptsOrEmpty(a []report.Attempt) []report.Attempt {
+func attemptsOrEmpty(a []search.Attempt) []search.Attempt {
 	if a == nil {
-		return []report.Attempt{}
+		return []search.Attempt{}
 	}
 	return a
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
 
@@ -36,7 +37,7 @@ func cmdList(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 		if err != nil {
 			return c.configError(err)
 		}
-		var libs []engine.LibraryInfo
+		var libs []search.LibraryInfo
 		for _, k := range kinds {
 			libs = append(libs, f.Libraries(k)...)
 		}

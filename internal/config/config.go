@@ -30,8 +30,8 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/tomlx"
 )
 
-// Host-owned steps that may appear in a step order besides plugin names (host.StepAlreadyLoaded,
-// host.StepSystem).
+// Host-owned steps that may appear in a step order besides plugin names (search.StepAlreadyLoaded,
+// search.StepSystem).
 const (
 	StepAlreadyLoaded = "already-loaded"
 	StepSystem        = "system"

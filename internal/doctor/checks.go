@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
@@ -185,7 +186,7 @@ func checkMixedWheels(d *Facts) []Problem {
 		return nil
 	}
 	order := "the CUDA 13 ones come first for every library"
-	if c := d.Compat; c.Mode != engine.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
+	if c := d.Compat; c.Mode != search.CompatibilityOff && c.MaxCUDA != "" && !strings.HasPrefix(c.MaxCUDA, "13.") {
 		order = fmt.Sprintf("the CUDA 13 ones come first, and find passes over them, as driver %s runs CUDA %s at most", c.Driver, c.MaxCUDA)
 	}
 	return []Problem{{

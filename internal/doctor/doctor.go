@@ -11,6 +11,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
@@ -27,7 +28,7 @@ type Facts struct {
 	Getenv      func(string) string
 	Libraries   []Answer // every dynamic library of the catalog, in its order
 	Driver      *driver.Report
-	Compat      *engine.CompatibilityTrace // what the search's compatibility check knew
+	Compat      *search.CompatibilityTrace // what the search's compatibility check knew
 	PID         int
 	Maps        []loader.Mapping // the files process PID maps, each once; nil without a PID
 	Ignored     []report.Ignored // inputs the engine and the driver probe did not use, and why
@@ -35,9 +36,9 @@ type Facts struct {
 
 // Answer is the engine's answer for one library.
 type Answer struct {
-	engine.LibraryInfo
+	search.LibraryInfo
 	Descriptor abi.Descriptor  // where a search looks for it
-	Found      *engine.Library // nil when not found
+	Found      *search.Library // nil when not found
 	Err        error
 }
 

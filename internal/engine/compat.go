@@ -12,21 +12,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin/tables"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/compat"
 	"github.com/pathfinder-dev/pathfinder/internal/cudaversion"
-)
-
-// Compatibility is how a search weighs whether a candidate will run.
-type Compatibility string
-
-// The modes, as host.Compatibility documents them. Strict is the default.
-const (
-	CompatibilityStrict     Compatibility = "strict"
-	CompatibilityBestEffort Compatibility = "best-effort"
-	CompatibilityOff        Compatibility = "off"
 )
 
 // The variables the check reads.
@@ -36,26 +28,6 @@ const (
 	envDriverCompatibility = "PATHFINDER_DRIVER_COMPATIBILITY" // assumeForward: a cuda-compat libcuda's CUDA is the ceiling
 	assumeForward          = "assume-forward-compatibility"
 )
-
-// CUDAInfo says which CUDA toolkit an answer belongs to, and how this machine's driver runs it.
-type CUDAInfo struct {
-	CUDA        string `json:"cuda,omitempty"`         // "12.4", or "13" when only the major is known
-	Version     string `json:"version,omitempty"`      // the artifact's own version, "12.4.127", where a source gives it
-	VersionFrom string `json:"version_from,omitempty"` // the source that gave CUDA: toolkit, wheel, conda, file-name, catalog, version-info
-	// Compat is how the driver runs it: "full" (its CUDA is the driver's or older) or
-	// "minor-version" (a newer minor of the driver's major); "" when it was not checked.
-	Compat string   `json:"compat,omitempty"`
-	Notes  []string `json:"notes,omitempty"` // what the check could not establish, or leaves to the caller
-}
-
-// CompatibilityTrace is what a search's compatibility check knew.
-type CompatibilityTrace struct {
-	Mode    Compatibility `json:"mode"`
-	Driver  string        `json:"driver,omitempty"`   // the driver's version, "550.54.14"
-	MaxCUDA string        `json:"max_cuda,omitempty"` // the newest CUDA it runs natively, "12.4"
-	Anchor  string        `json:"anchor,omitempty"`   // what later answers must match: "CUDA 12, the major of cudart (CUDA 12.4, …/libcudart.so.12)"
-	Notes   []string      `json:"notes,omitempty"`    // an unknown driver, a forward-compatibility libcuda
-}
 
 // compatSettings are the Engine's settings of the check, read once in New.
 type compatSettings struct {
@@ -198,7 +170,7 @@ func forwardCompat(r *driver.Report, windows bool) (forwardLibcuda, bool) {
 // Compatibility is what the Engine's compatibility check knows: the mode of a library that sets none
 // of its own, the driver, the CUDA answers must be of, and what it could not establish. It probes the
 // driver, the cheap way, when no search has yet.
-func (f *Engine) Compatibility() *CompatibilityTrace {
+func (f *Engine) Compatibility() *search.CompatibilityTrace {
 	mode := f.compat.mode
 	if mode == "" {
 		mode = f.cfg.Compatibility
@@ -310,11 +282,11 @@ func (c *checked) key() string {
 }
 
 // trace is what the explanation shows of the check.
-func (c *checked) trace() *CompatibilityTrace {
+func (c *checked) trace() *search.CompatibilityTrace {
 	if c.mode == compat.Off {
-		return &CompatibilityTrace{Mode: CompatibilityOff}
+		return &search.CompatibilityTrace{Mode: search.CompatibilityOff}
 	}
-	t := &CompatibilityTrace{Mode: Compatibility(c.mode), Notes: c.driver.notes}
+	t := &search.CompatibilityTrace{Mode: search.Compatibility(c.mode), Notes: c.driver.notes}
 	if c.driver.known {
 		t.Driver, t.MaxCUDA = c.driver.d.Version, c.driver.d.MaxCUDA
 	}
@@ -326,7 +298,7 @@ func (c *checked) trace() *CompatibilityTrace {
 
 // incompatibility is why a search found nothing that runs here: the driver and the CUDA it runs at
 // most, then each candidate passed over with why.
-func (c *checked) incompatibility(passed []CandidateTrace) string {
+func (c *checked) incompatibility(passed []search.CandidateTrace) string {
 	parts := make([]string, len(passed))
 	for i, p := range passed {
 		parts[i] = fmt.Sprintf("%s (%s)", p.Path, p.Refused)
@@ -353,7 +325,7 @@ const (
 )
 
 // judge dates the candidate at path (links leading to real) and checks it: ct gets its CUDA and why.
-func (r *cascade) judge(ct *CandidateTrace, path, real string) judgement {
+func (r *cascade) judge(ct *search.CandidateTrace, path, real string) judgement {
 	ans := cudaversion.Of(cudaversion.Artifact{Path: path, Real: real, Kind: r.e.Kind, Library: &r.e.Descriptor, Platform: r.f.platform,
 		Install: installedBy[ct.FoundVia]}, r.rec)
 	ct.CUDA, ct.Version, ct.VersionFrom = ans.CUDA, ans.Version, string(ans.From)
@@ -435,14 +407,14 @@ func (r *cascade) companionFiles(path string, v compat.Version) string {
 
 // keptCandidate is a strict search's first undated candidate, taken only when no dated one runs.
 type keptCandidate struct {
-	step, index int                             // where its trace is in the explanation
-	take        func(*StepTrace) *LoadedLibrary // takes it, as the step would have
-	release     func()                          // closes what take would have used
+	step, index int                                           // where its trace is in the explanation
+	take        func(*search.StepTrace) *search.LoadedLibrary // takes it, as the step would have
+	release     func()                                        // closes what take would have used
 }
 
 // keep records ct as kept back, and how to take it at the end of the search: only the first
 // undated candidate is kept, the ones after it are passed over.
-func (r *cascade) keep(st *StepTrace, ct CandidateTrace, take func(*StepTrace, CandidateTrace) *LoadedLibrary, release func()) {
+func (r *cascade) keep(st *search.StepTrace, ct search.CandidateTrace, take func(*search.StepTrace, search.CandidateTrace) *search.LoadedLibrary, release func()) {
 	if r.check.kept != nil {
 		ct.Refused = "no source says which CUDA it belongs to, and an earlier undated candidate is kept back already"
 		st.Candidates = append(st.Candidates, ct)
@@ -454,14 +426,14 @@ func (r *cascade) keep(st *StepTrace, ct CandidateTrace, take func(*StepTrace, C
 	kept.Refused = "kept back: no source says which CUDA it belongs to; taken only if no dated candidate runs"
 	ct.Notes = append(ct.Notes, "taken although no source says which CUDA it belongs to: no dated candidate runs")
 	r.check.kept = &keptCandidate{step: r.stepIndex, index: len(st.Candidates), release: release,
-		take: func(st *StepTrace) *LoadedLibrary { return take(st, ct) }}
+		take: func(st *search.StepTrace) *search.LoadedLibrary { return take(st, ct) }}
 	st.Candidates = append(st.Candidates, kept)
 }
 
 // remember records a search's answer: the first dated one anchors the Engine, and each is a
 // companion's for the searches after it.
-func (f *Engine) remember(lib *Library) {
-	e, ok := f.catalog.Lookup(lib.Kind, lib.Name)
+func (f *Engine) remember(lib *search.Library) {
+	e, ok := f.catalog.Lookup(abi.Kind(lib.Kind), lib.Name)
 	v, err := compat.ParseVersion(lib.CUDA)
 	if !ok || err != nil || e.PackagedWith == "driver" {
 		return

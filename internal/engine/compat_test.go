@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/compat"
 )
 
@@ -125,10 +126,10 @@ func TestCompatibility_undated(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs, "CUDA_HOME": tt.home, "PATHFINDER_DRIVER_VERSION": "550.54.14", "PATHFINDER_COMPATIBILITY": tt.mode}, "")
-			var lib *Library
+			var lib *search.Library
 			var err error
 			if tt.load {
-				var l *LoadedLibrary
+				var l *search.LoadedLibrary
 				if l, err = f.Load(bg, tt.lib); err == nil {
 					lib = &l.Library
 				}
@@ -273,7 +274,7 @@ func TestCompatibility_companions(t *testing.T) {
 func TestCompatibility_precedence(t *testing.T) {
 	site := wheels(t)
 	for _, tt := range []struct {
-		opts      Compatibility
+		opts      search.Compatibility
 		env, conf string
 		want      string // the dir the answer is in: cu13 when nothing is checked
 	}{
@@ -281,8 +282,8 @@ func TestCompatibility_precedence(t *testing.T) {
 		{"", "", "[search]\ncompatibility = \"off\"\n", "cu13"},
 		{"", "", "[search]\ncompatibility = \"strict\"\n[library.cudart]\ncompatibility = \"off\"\n", "cu13"},
 		{"", "strict", "[library.cudart]\ncompatibility = \"off\"\n", "cuda_runtime"},
-		{CompatibilityOff, "strict", "", "cu13"},
-		{CompatibilityStrict, "off", "[search]\ncompatibility = \"off\"\n", "cuda_runtime"},
+		{search.CompatibilityOff, "strict", "", "cu13"},
+		{search.CompatibilityStrict, "off", "[search]\ncompatibility = \"off\"\n", "cuda_runtime"},
 	} {
 		env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "550.54.14", "PATHFINDER_COMPATIBILITY": tt.env}
 		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), Compatibility: tt.opts}

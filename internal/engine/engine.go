@@ -18,47 +18,28 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/internal/suggest"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
-// Options configures an Engine. The zero value means the built-in defaults plus the system and user
-// config files, as pathfinder.toml describes.
+// Options configures an Engine. The fields a program sets are host.Options', which says what each
+// means; the zero value means the built-in defaults plus the system and user config files.
 type Options struct {
-	// ConfigFile is applied last, after the system file, the user file and $PATHFINDER_CONFIG.
-	ConfigFile string
-	// SystemConfigDir holds the system pathfinder.toml; "" means /etc/pathfinder.
-	SystemConfigDir string
-	// LookupEnv reads the environment; nil means os.LookupEnv. driver.Options takes the same.
-	LookupEnv func(key string) (string, bool)
-	// Platform is the platform to search for; the zero value means the one this process runs on.
-	// Another platform (a Windows layout, a mounted arm64 image) can be found but not loaded.
-	Platform Platform
-	// Compatibility is every library's mode (docs/compatibility.md); "" leaves it to
-	// $PATHFINDER_COMPATIBILITY, then to the config ([library.NAME] and [search] compatibility),
-	// then strict.
-	Compatibility Compatibility
-	// CUDA is the CUDA the program was built for, "12" or "12.4": every answer must be of its major
-	// from the first on. "" leaves it to $PATHFINDER_CUDA, then to [search] cuda; unset, the first
-	// answer with a known CUDA version anchors the rest.
-	CUDA string
-	// AssumeForwardCompatibility takes the CUDA of a forward-compatibility libcuda (NVIDIA's
-	// cuda-compat package, newer than the kernel module) as the driver's ceiling, as
-	// $PATHFINDER_DRIVER_COMPATIBILITY=assume-forward-compatibility does.
-	AssumeForwardCompatibility bool
-	// Driver is the driver the compatibility check holds candidates to (a report of a captured
-	// machine, or one the program probed already); nil probes this machine the cheap way: the pin
-	// $PATHFINDER_DRIVER_VERSION, sysfs, procfs and the user-space libraries' file names, never NVML,
-	// libcuda or nvidia-smi.
-	Driver *driver.Report
+	ConfigFile, SystemConfigDir string
+	LookupEnv                   func(key string) (string, bool)
+	Platform                    Platform
+	Compatibility               search.Compatibility
+	CUDA                        string
+	AssumeForwardCompatibility  bool
+	Driver                      *driver.Report
 
 	onlyConfigFile bool // ConfigFile is the only layer over the built-in defaults (CheckConfigFile)
 	// hooks are what tests hand in, as go/build.Context's I/O hooks: never set on a live Engine.
@@ -86,14 +67,10 @@ const (
 	StepSystem        = config.StepSystem        // "system": the OS loader's own search
 )
 
-// ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").
+// ParseKind reads a kind's name, as search.ParseKind does.
 func ParseKind(s string) (Kind, error) {
-	for _, k := range catalog.Kinds {
-		if string(k.Kind) == s {
-			return k.Kind, nil
-		}
-	}
-	return "", fmt.Errorf("unknown kind %q (dynamic-lib, header-dir, binary, static-lib or bitcode)", s)
+	k, err := search.ParseKind(s)
+	return Kind(k), err
 }
 
 // ParsePlatform reads "os/arch" ("linux/amd64", "windows/arm64").
@@ -140,7 +117,7 @@ type Engine struct {
 	sites                      siteDiscovery
 
 	mu       sync.Mutex
-	done     map[string]*LoadedLibrary // by op and name
+	done     map[string]*search.LoadedLibrary // by op and name
 	inflight map[string]*flight
 	modules  map[string]*wasm.Module         // by plugin name
 	roots    map[string]*os.Root             // granted directories, opened once
@@ -192,7 +169,7 @@ func (m *memo[K, V]) store(k K, v V) { m.m.Store(k, v) }
 
 type flight struct {
 	done chan struct{}
-	lib  *LoadedLibrary
+	lib  *search.LoadedLibrary
 	err  error
 }
 
@@ -241,7 +218,7 @@ func New(opts Options) (*Engine, error) {
 		catalog:  cat,
 		packs:    packs,
 		platform: Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
-		done:     map[string]*LoadedLibrary{},
+		done:     map[string]*search.LoadedLibrary{},
 		inflight: map[string]*flight{},
 		modules:  map[string]*wasm.Module{},
 		roots:    map[string]*os.Root{},
@@ -347,44 +324,14 @@ func (f *Engine) native() bool {
 	return f.platform.OS == runtime.GOOS && f.platform.Arch == runtime.GOARCH
 }
 
-// Library is a library that was found.
-type Library struct {
-	Name string `json:"name"`
-	Kind Kind   `json:"kind"`
-	Path string `json:"path"`
-	// RealPath is where the links on Path's way lead, when there are any (a venv made of links into
-	// a cache, a Nix or Spack tree, a soname link): the file that was checked and is loaded.
-	RealPath string `json:"real_path,omitempty"`
-	FoundVia string `json:"found_via"` // cuda.pathfinder's label: "site-packages", "conda", "CUDA_HOME", ...
-	Step     string `json:"step"`      // the step that found it
-	// LoadProblem is what the loader model says would stop a load of this dynamic library (a
-	// DT_NEEDED library it would not find, a glibc older than the library needs), found without
-	// loading anything; "" when nothing would. Load reports the loader's own words instead.
-	LoadProblem string `json:"load_problem,omitempty"`
-	CUDAInfo
-	// PassedOver are the candidates the compatibility check passed over before this one, each with
-	// why (its CUDA does not run with the driver, or with the answers given before).
-	PassedOver []report.Attempt `json:"passed_over,omitempty"`
-}
-
-// LoadedLibrary is a library that was loaded into the process.
-type LoadedLibrary struct {
-	Library
-	AlreadyLoaded bool    `json:"already_loaded"` // it was in the process before pathfinder looked
-	Handle        uintptr `json:"-"`              // the loader's handle; never closed
-	// Dependencies are the libraries loaded before it, in order (cublasLt for cublas), each with
-	// its own; an optional dependency that was not found is left out.
-	Dependencies []*LoadedLibrary `json:"dependencies,omitempty"`
-}
-
 // Find locates the dynamic library name without loading it.
-func (f *Engine) Find(ctx context.Context, name string) (*Library, error) {
+func (f *Engine) Find(ctx context.Context, name string) (*search.Library, error) {
 	return f.FindKind(ctx, DynamicLib, name)
 }
 
 // FindKind locates name of the given kind: a dynamic library, a header directory, a binary utility,
 // a static or a bitcode library.
-func (f *Engine) FindKind(ctx context.Context, kind Kind, name string) (*Library, error) {
+func (f *Engine) FindKind(ctx context.Context, kind Kind, name string) (*search.Library, error) {
 	lib, err := f.answer(ctx, kind, name, false)
 	if err != nil {
 		return nil, err
@@ -394,15 +341,15 @@ func (f *Engine) FindKind(ctx context.Context, kind Kind, name string) (*Library
 
 // Load finds the dynamic library name, loads its dependencies and then it, and returns where it came
 // from. A library already in the process is returned as it is.
-func (f *Engine) Load(ctx context.Context, name string) (*LoadedLibrary, error) {
+func (f *Engine) Load(ctx context.Context, name string) (*search.LoadedLibrary, error) {
 	return f.answer(ctx, DynamicLib, name, true)
 }
 
 // Explain searches for name of kind afresh, without loading anything or using what was remembered,
 // and returns every step with its candidates and why each was taken or refused.
-func (f *Engine) Explain(ctx context.Context, kind Kind, name string) *Explanation {
+func (f *Engine) Explain(ctx context.Context, kind Kind, name string) *search.Explanation {
 	if !f.enter() {
-		return &Explanation{Name: name, Kind: kind, Err: f.closedError(kind, name)}
+		return &search.Explanation{Name: name, Kind: search.Kind(kind), Err: f.closedError(kind, name)}
 	}
 	defer f.leave()
 	f.searches.Add(1)
@@ -415,7 +362,7 @@ func (f *Engine) Explain(ctx context.Context, kind Kind, name string) *Explanati
 
 // answer is the one search a process runs for (kind, name), found or loaded: callers asking at the
 // same time wait for it, and a success is remembered for every later call.
-func (f *Engine) answer(ctx context.Context, kind Kind, name string, load bool) (*LoadedLibrary, error) {
+func (f *Engine) answer(ctx context.Context, kind Kind, name string, load bool) (*search.LoadedLibrary, error) {
 	key := fmt.Sprintf("%s\x00%s\x00%v", kind, name, load)
 	if !f.enter() {
 		return nil, f.closedError(kind, name)
@@ -442,7 +389,7 @@ func (f *Engine) answer(ctx context.Context, kind Kind, name string, load bool) 
 	f.inflight[key] = fl
 	f.mu.Unlock()
 
-	var ex *Explanation
+	var ex *search.Explanation
 	check := f.checkFor(kind, name, true)
 	if !load {
 		ex = f.cachedFind(kind, name, check)
@@ -477,21 +424,12 @@ func (f *Engine) answer(ctx context.Context, kind Kind, name string, load bool) 
 	return fl.lib, fl.err
 }
 
-// LibraryInfo describes a known name for listings.
-type LibraryInfo struct {
-	Name      string `json:"name"`
-	Kind      Kind   `json:"kind"`
-	Category  string `json:"category"` // "ctk", "third-party" or "driver"
-	Available bool   `json:"available"`
-	Pack      string `json:"pack"`
-}
-
 // Libraries lists every known name of kind in catalog order.
-func (f *Engine) Libraries(kind Kind) []LibraryInfo {
-	var out []LibraryInfo
+func (f *Engine) Libraries(kind Kind) []search.LibraryInfo {
+	var out []search.LibraryInfo
 	for _, n := range f.catalog.Names(kind) {
 		e, _ := f.catalog.Lookup(kind, n)
-		out = append(out, LibraryInfo{Name: n, Kind: kind, Category: e.Category(), Available: e.AvailableOn(f.platform), Pack: e.Pack})
+		out = append(out, search.LibraryInfo{Name: n, Kind: search.Kind(kind), Category: e.Category(), Available: e.AvailableOn(f.platform), Pack: e.Pack})
 	}
 	return out
 }

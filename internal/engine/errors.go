@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/english"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
@@ -39,14 +40,14 @@ type SearchError struct {
 	Err         error // ErrUnknown, ErrNotAvailable, ErrNotFound, ErrRefused, ErrLoadFailed, ErrIncompatible, ErrClosed, or the context's error
 	Platform    Platform
 	Looked      []string         // the file names looked for
-	Attempts    []report.Attempt // every place looked, in order
+	Attempts    []search.Attempt // every place looked, in order
 	Suggestions []string         // close names, for ErrUnknown
 	Dependency  string           // set when a dependency failed: its name
 	Cause       error            // the dependency's own error
 	Path        string           // the file found, for ErrRefused, ErrLoadFailed and ErrIncompatible (the first passed over)
 	Reason      string           // why it was refused, not loaded or, for ErrIncompatible, each file passed over, why ErrNotAvailable when not the platform's catalog, or for ErrUnknown what the name is instead ("libdevice" is a bitcode library named "device")
 	Ignored     []IgnoredInput   // variables the search passed over
-	Failed      []report.Attempt // the steps that could not run (a plugin refused, trapped or out of time), each with why
+	Failed      []search.Attempt // the steps that could not run (a plugin refused, trapped or out of time), each with why
 }
 
 func (e *SearchError) Error() string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
@@ -116,7 +117,7 @@ func TestFind_searchOrder(t *testing.T) {
 				t.Fatalf("Find(%q): %v\n%s", tt.lib, err, dump(f.Explain(bg, DynamicLib, tt.lib)))
 			}
 			want := filepath.Join(root(tt.want.root), tt.want.rel)
-			if lib.Path != want || lib.FoundVia != tt.foundVia || lib.Step != tt.step || lib.Kind != abi.KindDynamicLib || lib.Name != tt.lib {
+			if lib.Path != want || lib.FoundVia != tt.foundVia || lib.Step != tt.step || lib.Kind != search.DynamicLib || lib.Name != tt.lib {
 				t.Fatalf("Find(%q) = %+v, want path %s via %s step %s", tt.lib, lib, want, tt.foundVia, tt.step)
 			}
 		})

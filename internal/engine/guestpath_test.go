@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
@@ -122,7 +123,7 @@ func TestRun_windowsHostPaths(t *testing.T) {
 				t.Fatalf("no %q in the catalog", tt.lib)
 			}
 			r := &cascade{f: f, ctx: bg, e: e, rec: &observe.Recorder{}}
-			st := StepTrace{Step: tt.step}
+			st := search.StepTrace{Step: tt.step}
 			lib := r.askStep(&st)
 			switch {
 			case tt.want == "" && lib != nil:

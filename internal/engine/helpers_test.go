@@ -14,6 +14,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
@@ -177,7 +178,7 @@ func (f *Engine) resultKey(kind Kind, name string) string {
 	return f.results.Key(kind, name, f.checkFor(kind, name, true).key())
 }
 
-func dump(ex *Explanation) string {
+func dump(ex *search.Explanation) string {
 	var b strings.Builder
 	for _, st := range ex.Steps {
 		b.WriteString(st.Step + " " + string(st.Outcome) + " " + st.Detail + "\n")
@@ -214,7 +215,7 @@ func newFinderOpts(t *testing.T, opts Options) *Engine {
 
 // findFresh finds name with a fresh Engine (a new process, as far as the cache can tell) and reports
 // whether it was answered from the result cache.
-func findFresh(t *testing.T, env testEnv, config, name string) (*Library, error, bool) {
+func findFresh(t *testing.T, env testEnv, config, name string) (*search.Library, error, bool) {
 	t.Helper()
 	f := newFinder(t, env, config)
 	lib, err := f.Find(bg, name)

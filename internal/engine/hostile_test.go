@@ -24,6 +24,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
@@ -55,7 +56,7 @@ type hostileCase struct {
 	options func(d hostileDirs) map[string]string
 	failed  string // the step fails and its detail says this
 	refused string // the step proposes candidates, the host refuses all, the first for this reason
-	check   func(t *testing.T, d hostileDirs, ex *Explanation)
+	check   func(t *testing.T, d hostileDirs, ex *search.Explanation)
 }
 
 func TestHostile_steps(t *testing.T) {
@@ -101,7 +102,7 @@ func TestHostile_steps(t *testing.T) {
 		// The ABI.
 		{name: "older abi version", plugin: "abi-version-1.wasm", step: "hostile-x",
 			failed: `plugin "hostile-x": plugin abi version mismatch: host 2, plugin 1: the plugin was built for an older pathfinder: rebuild it with this pathfinder's SDK (abi version 2, docs/abi.md)`,
-			check: func(t *testing.T, _ hostileDirs, ex *Explanation) {
+			check: func(t *testing.T, _ hostileDirs, ex *search.Explanation) {
 				if d, want := ex.Steps[0].Detail, `plugin "hostile-x": `+ErrABIMismatch.Error(); !strings.HasPrefix(d, want) {
 					t.Errorf("detail %q does not start with %q", d, want)
 				}
@@ -361,7 +362,7 @@ func TestHostile_steps(t *testing.T) {
 
 // hostileCheck checks one search: the hostile step failed or found nothing, for the expected reason,
 // and the wheels step found cudart after it.
-func hostileCheck(t *testing.T, call int, tc hostileCase, d hostileDirs, ex *Explanation) bool {
+func hostileCheck(t *testing.T, call int, tc hostileCase, d hostileDirs, ex *search.Explanation) bool {
 	t.Helper()
 	if ex.Err != nil || ex.Result == nil || ex.Result.Path != d.want || ex.Result.Step != "wheels" {
 		t.Errorf("call %d: %v, result %+v; want %s from wheels", call, ex.Err, ex.Result, d.want)
@@ -515,7 +516,7 @@ func TestHostile_modulesMatchSource(t *testing.T) {
 
 // hostileLogBounded checks the step's log kept its bound, the host's lines about the plugin included,
 // and said what it dropped.
-func hostileLogBounded(t *testing.T, _ hostileDirs, ex *Explanation) {
+func hostileLogBounded(t *testing.T, _ hostileDirs, ex *search.Explanation) {
 	st := ex.Steps[0]
 	n := 0
 	for _, l := range st.Log {
@@ -530,7 +531,7 @@ func hostileLogBounded(t *testing.T, _ hostileDirs, ex *Explanation) {
 
 // hostilePrintable checks that nothing in the trace holds a character a terminal acts on: control
 // characters (newlines, carriage returns, escapes, bells) or bidirectional overrides.
-func hostilePrintable(t *testing.T, _ hostileDirs, ex *Explanation) {
+func hostilePrintable(t *testing.T, _ hostileDirs, ex *search.Explanation) {
 	check := func(what, s string) {
 		for _, r := range s {
 			if unicode.IsControl(r) || r == '\u202e' {
@@ -564,7 +565,7 @@ func hostilePrintable(t *testing.T, _ hostileDirs, ex *Explanation) {
 
 // hostileIgnoredGranted checks what hostile-text says it passed over: its granted variable, named
 // with the host's value, and not the one it made up.
-func hostileIgnoredGranted(t *testing.T, d hostileDirs, ex *Explanation) {
+func hostileIgnoredGranted(t *testing.T, d hostileDirs, ex *search.Explanation) {
 	hostilePrintable(t, d, ex)
 	if in := ex.Steps[0].Ignored; len(in) != 1 || in[0].Name != "HOSTILE_ROOT" || in[0].Value != d.root {
 		t.Errorf("ignored %+v; want HOSTILE_ROOT=%s alone", in, d.root)
@@ -572,7 +573,7 @@ func hostileIgnoredGranted(t *testing.T, d hostileDirs, ex *Explanation) {
 }
 
 // hostileValidUTF8 checks nothing in the trace is invalid UTF-8.
-func hostileValidUTF8(t *testing.T, _ hostileDirs, ex *Explanation) {
+func hostileValidUTF8(t *testing.T, _ hostileDirs, ex *search.Explanation) {
 	for _, st := range ex.Steps {
 		for _, c := range st.Candidates {
 			if !utf8.ValidString(c.Path) || !utf8.ValidString(c.FoundVia) || !utf8.ValidString(c.Refused) {
@@ -622,7 +623,7 @@ func hostileSecrets(t *testing.T, d hostileDirs) {
 
 // hostileCheckConfined checks the read step read its control file and nothing else, wrote nothing,
 // and that the secret appears nowhere in the explanation.
-func hostileCheckConfined(t *testing.T, d hostileDirs, ex *Explanation) {
+func hostileCheckConfined(t *testing.T, d hostileDirs, ex *search.Explanation) {
 	st := ex.Steps[0]
 	control := filepath.Join(d.root, "inside.txt")
 	reads, writes := 0, 0
@@ -656,7 +657,7 @@ func hostileCheckConfined(t *testing.T, d hostileDirs, ex *Explanation) {
 }
 
 // hostileCheckEnv checks the env step saw exactly the granted variables.
-func hostileCheckEnv(t *testing.T, d hostileDirs, ex *Explanation) {
+func hostileCheckEnv(t *testing.T, d hostileDirs, ex *search.Explanation) {
 	want := map[string]string{
 		"HOSTILE_GRANTED":          "set: granted-ok",
 		"HOSTILE_SECRET":           "unset",
@@ -1314,7 +1315,7 @@ func TestHostile_fifoOnLoaderPath(t *testing.T) {
 // minute later the test opens the FIFO's other end, so that a blocked open ends, and fails.
 func explainPastFIFO(t *testing.T, f *Engine, fifo, want string) {
 	t.Helper()
-	done := make(chan *Explanation, 1)
+	done := make(chan *search.Explanation, 1)
 	go func() { done <- f.Explain(bg, DynamicLib, "cudart") }()
 	select {
 	case ex := <-done:

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
@@ -16,52 +17,51 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/resolveprobe"
 	"github.com/pathfinder-dev/pathfinder/internal/trust"
 )
 
 // askAlreadyLoaded asks the already-loaded step: a copy of the library this process has already,
 // by any of its declared names.
-func (r *cascade) askAlreadyLoaded(st *StepTrace, names []string) *LoadedLibrary {
+func (r *cascade) askAlreadyLoaded(st *search.StepTrace, names []string) *search.LoadedLibrary {
 	if !r.f.native() {
-		st.Outcome, st.Detail = OutcomeSkipped, "the search is for "+r.f.platform.String()+", not this process"
+		st.Outcome, st.Detail = search.OutcomeSkipped, "the search is for "+r.f.platform.String()+", not this process"
 		return nil
 	}
 	if !loader.Available {
-		st.Outcome, st.Detail = OutcomeSkipped, loader.ErrUnavailable.Error()
+		st.Outcome, st.Detail = search.OutcomeSkipped, loader.ErrUnavailable.Error()
 		return nil
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
 		return r.acceptLoaded(st, lib)
 	}
 	for _, n := range names {
-		st.tried(n, "not loaded in this process")
+		tried(st, n, "not loaded in this process")
 	}
-	st.Outcome = OutcomeNothing
+	st.Outcome = search.OutcomeNothing
 	return nil
 }
 
 // askSystem asks the OS loader: for load it dlopens each soname; for find it asks the loader model
 // where dlopen would find it, so that find never loads anything. Neither ever yields a stub: where
 // the loader's search reaches one first, the model's next place is loaded by its path instead.
-func (r *cascade) askSystem(st *StepTrace, names []string) *LoadedLibrary {
+func (r *cascade) askSystem(st *search.StepTrace, names []string) *search.LoadedLibrary {
 	if r.mode != loadFirst {
 		return r.askLoaderModel(st, names)
 	}
 	if !loader.Available {
-		st.Outcome, st.Detail = OutcomeSkipped, loader.ErrUnavailable.Error()
+		st.Outcome, st.Detail = search.OutcomeSkipped, loader.ErrUnavailable.Error()
 		return nil
 	}
 	if !r.dependencies() {
-		st.Outcome, st.Detail = OutcomeFailed, r.depErr.Error()
+		st.Outcome, st.Detail = search.OutcomeFailed, r.depErr.Error()
 		return nil
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
 		return r.acceptLoaded(st, lib)
 	}
 	model, _ := r.loaderModel() // nil where the loader is not modeled
-	st.Outcome = OutcomeNothing
+	st.Outcome = search.OutcomeNothing
 	for _, n := range names {
 		var res loadermodel.Resolution
 		var modelErr error = loadermodel.ErrUnmodeled
@@ -75,7 +75,7 @@ func (r *cascade) askSystem(st *StepTrace, names []string) *LoadedLibrary {
 				continue
 			}
 			c, err := candidate.OpenSystem(next, r.e, r.f.platform)
-			ct := CandidateTrace{Path: next, FoundVia: config.FoundViaSystem}
+			ct := search.CandidateTrace{Path: next, FoundVia: config.FoundViaSystem}
 			if err != nil {
 				ct.Refused = err.Error()
 				st.Candidates = append(st.Candidates, ct)
@@ -87,7 +87,7 @@ func (r *cascade) askSystem(st *StepTrace, names []string) *LoadedLibrary {
 				c.Close()
 				continue
 			case keepBack:
-				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary {
+				r.keep(st, ct, func(st *search.StepTrace, ct search.CandidateTrace) *search.LoadedLibrary {
 					return r.acceptFile(st, ct, c, systemRoot(next))
 				}, c.Close)
 				continue
@@ -95,7 +95,7 @@ func (r *cascade) askSystem(st *StepTrace, names []string) *LoadedLibrary {
 			return r.acceptFile(st, ct, c, systemRoot(next))
 		}
 		// Where the model knows the file dlopen will map, it is judged before it is loaded.
-		ct := CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem}
+		ct := search.CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem}
 		if modelErr == nil {
 			switch r.judge(&ct, res.Path, realOf(res.Path)) {
 			case passOver:
@@ -103,7 +103,10 @@ func (r *cascade) askSystem(st *StepTrace, names []string) *LoadedLibrary {
 				continue
 			case keepBack:
 				n := n
-				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { lib, _ := r.dlopen(st, n, ct, true); return lib }, func() {})
+				r.keep(st, ct, func(st *search.StepTrace, ct search.CandidateTrace) *search.LoadedLibrary {
+					lib, _ := r.dlopen(st, n, ct, true)
+					return lib
+				}, func() {})
 				continue
 			}
 		}
@@ -117,38 +120,38 @@ func (r *cascade) askSystem(st *StepTrace, names []string) *LoadedLibrary {
 // dlopen loads soname n by name, as the system step does, ct being what the loader model says it
 // maps (modeled: the model found it). It returns what it took, and whether the step goes on to the
 // next soname.
-func (r *cascade) dlopen(st *StepTrace, n string, ct CandidateTrace, modeled bool) (*LoadedLibrary, bool) {
+func (r *cascade) dlopen(st *search.StepTrace, n string, ct search.CandidateTrace, modeled bool) (*search.LoadedLibrary, bool) {
 	l, err := loader.Open(n, r.e.RequiresRTLDDeepbind)
 	if err != nil {
 		if modeled { // the loader found it and would not load it
 			ct.Refused = err.Error()
 			st.Candidates = append(st.Candidates, ct)
-			st.Outcome = OutcomeFailed
+			st.Outcome = search.OutcomeFailed
 			r.loadErr = &loadFailure{ct.Path, err.Error()}
 			return nil, false
 		}
-		st.tried(n, err.Error())
+		tried(st, n, err.Error())
 		return nil, true
 	}
 	if candidate.IsStubFile(l.Path) { // the model did not see it coming: give it back, never use it
 		loader.Unload(l.Handle)
-		st.Candidates = append(st.Candidates, CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem,
+		st.Candidates = append(st.Candidates, search.CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem,
 			Refused: "the system loader loaded a stub here; unloaded, never used"})
 		return nil, true
 	}
 	if l.Path != ct.Path { // not what the model said: dated as what it is, already loaded
-		ct = CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem}
+		ct = search.CandidateTrace{Path: l.Path, FoundVia: config.FoundViaSystem}
 		r.judge(&ct, l.Path, realOf(l.Path))
 		ct.Refused, ct.Incompatible = "", false
 	}
-	lib := &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaSystem, CUDAInfo: ct.CUDAInfo}, Handle: l.Handle}
+	lib := &search.LoadedLibrary{Library: search.Library{Path: l.Path, FoundVia: config.FoundViaSystem, CUDAInfo: ct.CUDAInfo}, Handle: l.Handle}
 	return r.record(st, ct, lib, systemRoot(l.Path)), false
 }
 
 // acceptLoaded accepts the copy of the library the process has already: never a second copy, so it is
 // taken whatever the check says, with what it says in its notes.
-func (r *cascade) acceptLoaded(st *StepTrace, lib *LoadedLibrary) *LoadedLibrary {
-	ct := CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}
+func (r *cascade) acceptLoaded(st *search.StepTrace, lib *search.LoadedLibrary) *search.LoadedLibrary {
+	ct := search.CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}
 	if r.judge(&ct, lib.Path, realOf(lib.Path)) == passOver {
 		ct.Notes = append(ct.Notes, "already in this process, and a process never gets a second copy, although "+ct.Refused)
 		ct.Refused, ct.Incompatible = "", false
@@ -168,21 +171,21 @@ func realOf(p string) string {
 // askLoaderModel answers the system step for find: where dlopen would find each soname, from a model of
 // the loader's search (LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories), loading nothing.
 // Where the search reaches a stub first, the answer is the place it would reach next, as for load.
-func (r *cascade) askLoaderModel(st *StepTrace, names []string) *LoadedLibrary {
+func (r *cascade) askLoaderModel(st *search.StepTrace, names []string) *search.LoadedLibrary {
 	l, err := r.loaderModel()
 	if err != nil {
-		st.Outcome, st.Detail = OutcomeSkipped, err.Error()
+		st.Outcome, st.Detail = search.OutcomeSkipped, err.Error()
 		return nil
 	}
-	st.Outcome = OutcomeNothing
+	st.Outcome = search.OutcomeNothing
 	for _, n := range names {
 		res, err := l.Resolve(n)
 		observeResolution(r.rec, res, err)
 		for _, a := range res.Tried {
-			st.tried(a.Path, a.Reason)
+			tried(st, a.Path, a.Reason)
 		}
 		if err != nil {
-			st.tried(n, err.Error())
+			tried(st, n, err.Error())
 			continue
 		}
 		p := res.Path
@@ -191,7 +194,7 @@ func (r *cascade) askLoaderModel(st *StepTrace, names []string) *LoadedLibrary {
 				continue
 			}
 		}
-		ct := CandidateTrace{Path: p, FoundVia: config.FoundViaSystem}
+		ct := search.CandidateTrace{Path: p, FoundVia: config.FoundViaSystem}
 		var c *candidate.File
 		if r.f.native() {
 			// The loader's own checks passed; what it needs, and what a load would refuse, is
@@ -207,8 +210,8 @@ func (r *cascade) askLoaderModel(st *StepTrace, names []string) *LoadedLibrary {
 				c.Close()
 			}
 		}
-		take := func(st *StepTrace, ct CandidateTrace) *LoadedLibrary {
-			lib := &LoadedLibrary{Library: Library{Path: p, FoundVia: config.FoundViaSystem}}
+		take := func(st *search.StepTrace, ct search.CandidateTrace) *search.LoadedLibrary {
+			lib := &search.LoadedLibrary{Library: search.Library{Path: p, FoundVia: config.FoundViaSystem}}
 			if c != nil {
 				r.predictLoad(&ct, lib, c.Needs)
 				closeC()
@@ -237,8 +240,8 @@ func (r *cascade) askLoaderModel(st *StepTrace, names []string) *LoadedLibrary {
 // pastStub records that the loader's search for soname reaches the stub at res first, and returns
 // the place the search would reach next, "" for none: the library a build's stubs directory on
 // LD_LIBRARY_PATH hides.
-func (r *cascade) pastStub(st *StepTrace, model *loadermodel.Loader, soname string, res loadermodel.Resolution) string {
-	st.Candidates = append(st.Candidates, CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem, Refused: stubRefusal(res)})
+func (r *cascade) pastStub(st *search.StepTrace, model *loadermodel.Loader, soname string, res loadermodel.Resolution) string {
+	st.Candidates = append(st.Candidates, search.CandidateTrace{Path: res.Path, FoundVia: config.FoundViaSystem, Refused: stubRefusal(res)})
 	past := *model
 	past.Refuse = refuseStub
 	next, err := past.Resolve(soname)
@@ -253,7 +256,7 @@ func (r *cascade) pastStub(st *StepTrace, model *loadermodel.Loader, soname stri
 // DT_NEEDED library it would not find, a glibc too old for it), so that find and explain tell
 // what load would: "" when nothing would. The library's own dependencies count as loaded, as
 // pathfinder loads them first.
-func (r *cascade) predictLoad(ct *CandidateTrace, lib *LoadedLibrary, needs binfmt.Needs) {
+func (r *cascade) predictLoad(ct *search.CandidateTrace, lib *search.LoadedLibrary, needs binfmt.Needs) {
 	if r.e.Kind != DynamicLib || !r.f.native() {
 		return
 	}
@@ -318,7 +321,7 @@ func stubRefusal(res loadermodel.Resolution) string {
 
 // observeResolution records every path the loader model looked at, and the one it found.
 func observeResolution(rec *observe.Recorder, res loadermodel.Resolution, err error) {
-	var tried []report.Attempt
+	var tried []search.Attempt
 	var re *loadermodel.ResolveError
 	if errors.As(err, &re) {
 		tried = re.Tried

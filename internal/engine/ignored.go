@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
@@ -18,12 +19,19 @@ import (
 type stepsIgnored map[string][]IgnoredInput
 
 // ignoredBy is what the steps of a trace said they passed over.
-func ignoredBy(steps []StepTrace) stepsIgnored {
+func ignoredBy(steps []search.StepTrace) stepsIgnored {
 	out := stepsIgnored{}
 	for _, st := range steps {
-		out.add(st.Step, st.Ignored...)
+		for _, in := range st.Ignored {
+			out.add(st.Step, setAside(in))
+		}
 	}
 	return out
+}
+
+// setAside is what a step said it passed over by its own rule, the only kind of input a step names.
+func setAside(in search.IgnoredInput) IgnoredInput {
+	return IgnoredInput{Name: in.Name, Value: in.Value, Reason: in.Reason, Why: report.SetAside}
 }
 
 // add keeps what step said it passed over, each in place of what it said before of that variable.

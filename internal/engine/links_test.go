@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 )
 
@@ -35,7 +36,7 @@ func TestFind_throughLinks(t *testing.T) {
 	if ex.Err != nil || ex.Result.Path != link || ex.Result.RealPath != v1 || ex.Result.FoundVia != "CUDA_HOME" {
 		t.Fatalf("explain: %v, %+v; want %s (real %s) via CUDA_HOME", ex.Err, ex.Result, link, v1)
 	}
-	if c := ex.Steps[len(ex.Steps)-1].Candidates; len(c) != 1 || len(c[0].Links) != 1 || c[0].Links[0] != (Link{Path: link, Target: v1}) {
+	if c := ex.Steps[len(ex.Steps)-1].Candidates; len(c) != 1 || len(c[0].Links) != 1 || c[0].Links[0] != (search.Link{Path: link, Target: v1}) {
 		t.Fatalf("the trace's links: %+v", c)
 	}
 	if _, err, _ := findFresh(t, env, config, "cudart"); err != nil { // the answer cached
@@ -263,7 +264,7 @@ func TestRealPath_linkFlippedByAnotherUser(t *testing.T) {
 	cache := t.TempDir()
 	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs, "PATHFINDER_CACHE_DIR": cache}
 	config := "[search]\norder = [\"wheels\"]\n"
-	viaLink := func(tag string, lib *Library) bool {
+	viaLink := func(tag string, lib *search.Library) bool {
 		return lib.RealPath == filepath.Join(site, "pf/b/libflip"+tag+".so.1")
 	}
 	wrong, counts := []string{}, map[string]int{}

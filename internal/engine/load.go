@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
@@ -27,20 +28,20 @@ type loadFailure struct{ path, why string }
 // trace) says why the file was not loaded. A process never gets a second copy of a library from
 // pathfinder. c is closed. nil means not loaded: ct is in the trace with why, and r.stopped()
 // tells whether the search goes on.
-func (r *cascade) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.File) *LoadedLibrary {
+func (r *cascade) loadCandidate(st *search.StepTrace, ct *search.CandidateTrace, c *candidate.File) *search.LoadedLibrary {
 	defer c.Close()
-	refuse := func(why string) *LoadedLibrary {
+	refuse := func(why string) *search.LoadedLibrary {
 		ct.Refused = why
 		st.Candidates = append(st.Candidates, *ct)
 		return nil
 	}
 	if !r.dependencies() {
-		st.Outcome = OutcomeFailed
+		st.Outcome = search.OutcomeFailed
 		return refuse("not loaded: " + r.depErr.Error())
 	}
 	if lib := r.alreadyLoaded(); lib != nil {
 		refuse(fmt.Sprintf("not loaded: a copy is already in this process (%s), and a process never gets a second", lib.Path))
-		*ct = CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}
+		*ct = search.CandidateTrace{Path: lib.Path, FoundVia: lib.FoundVia}
 		return lib
 	}
 	if r.e.RequiresAddDLLDirectory {
@@ -62,7 +63,7 @@ func (r *cascade) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.
 	}
 	l, err := loader.OpenFile(c.File, c.Host, r.e.RequiresRTLDDeepbind, viaDescriptor)
 	if err != nil {
-		st.Outcome = OutcomeFailed
+		st.Outcome = search.OutcomeFailed
 		r.loadErr = &loadFailure{c.Host, err.Error()}
 		return refuse(err.Error())
 	}
@@ -77,15 +78,15 @@ func (r *cascade) loadCandidate(st *StepTrace, ct *CandidateTrace, c *candidate.
 		// The loader matched the file to an object it already had under another name (a hard
 		// link): that object is what the process has.
 		refuse(fmt.Sprintf("not loaded: the same file is already in this process as %s", l.Path))
-		*ct = CandidateTrace{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded}
-		return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
+		*ct = search.CandidateTrace{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded}
+		return &search.LoadedLibrary{Library: search.Library{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
 	default:
 		// Changed by this user during the load itself: the handle is not handed out, and the
 		// library no check saw is given back.
 		loader.Unload(l.Handle)
 		return refuse("changed while it was being loaded: " + l.Path + " is not the file that was checked")
 	}
-	return &LoadedLibrary{Library: Library{Path: c.Host, RealPath: c.Real, FoundVia: ct.FoundVia}, Handle: l.Handle}
+	return &search.LoadedLibrary{Library: search.Library{Path: c.Host, RealPath: c.Real, FoundVia: ct.FoundVia}, Handle: l.Handle}
 }
 
 // sameFile reports whether p is still the file fi describes.
@@ -96,10 +97,10 @@ func sameFile(p string, fi fs.FileInfo) bool {
 
 // alreadyLoaded is the copy of the library already in the process, by any of its declared names,
 // or nil.
-func (r *cascade) alreadyLoaded() *LoadedLibrary {
+func (r *cascade) alreadyLoaded() *search.LoadedLibrary {
 	for _, n := range r.e.FileNames(r.f.platform) {
 		if l, ok := loader.Loaded(n); ok {
-			return &LoadedLibrary{Library: Library{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
+			return &search.LoadedLibrary{Library: search.Library{Path: l.Path, FoundVia: config.FoundViaAlreadyLoaded, Step: StepAlreadyLoaded}, AlreadyLoaded: true, Handle: l.Handle}
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 
@@ -415,7 +416,7 @@ func TestReliability_child(t *testing.T) {
 	f := newFinder(t, testEnv(c.Env), c.Config)
 	for _, name := range c.Names {
 		a := childAnswer{Name: name}
-		var lib *Library
+		var lib *search.Library
 		var err error
 		if c.Explain {
 			ex := f.Explain(bg, DynamicLib, name)

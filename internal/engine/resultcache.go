@@ -8,18 +8,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // cachedFind answers from the result cache when an entry for the search (with its compatibility
 // check's inputs: the mode, the driver, the anchor) exists and everything it observed is unchanged, and re-checks the answer as a fresh search would; anything else is nil.
-func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation {
+func (f *Engine) cachedFind(kind Kind, name string, check *checked) *search.Explanation {
 	c := f.results.Read(f.results.Key(kind, name, check.key()))
 	if c == nil || c.Sites != "" && c.Sites != f.discovery().hash || observe.Check(c.Seen, f.getenv, sandboxfs.See) != "" {
 		return nil
@@ -36,10 +37,10 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 	// entry serves, the Engine's IgnoredInputs names it as it would after the search.
 	reported := stepsIgnored{}
 	for _, in := range c.Ignored {
-		reported.add(printable.String(in.Step), IgnoredInput{Name: printable.String(in.Name), Value: in.Value, Reason: printable.String(in.Reason), Why: report.SetAside})
+		reported.add(printable.String(in.Step), setAside(search.IgnoredInput{Name: printable.String(in.Name), Value: in.Value, Reason: printable.String(in.Reason)}))
 	}
-	ex := &Explanation{Name: name, Kind: kind, Compatibility: check.trace(), Steps: []StepTrace{{
-		Step: "result-cache", Outcome: OutcomeFound,
+	ex := &search.Explanation{Name: name, Kind: search.Kind(kind), Compatibility: check.trace(), Steps: []search.StepTrace{{
+		Step: "result-cache", Outcome: search.OutcomeFound,
 		Detail: fmt.Sprintf("nothing it depended on changed (%d observations)", len(c.Seen)),
 	}}}
 	if c.Library != nil {
@@ -48,7 +49,7 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 			return nil // a fresh search runs, and its steps say what they pass over
 		}
 		f.rememberIgnored(reported)
-		ex.Result = &LoadedLibrary{Library: lib}
+		ex.Result = &search.LoadedLibrary{Library: lib}
 		return ex
 	}
 	se := &SearchError{Name: name, Kind: kind, Err: ErrNotFound, Platform: f.platform}
@@ -72,10 +73,10 @@ func (f *Engine) cachedFind(kind Kind, name string, check *checked) *Explanation
 // loader model (dlopen would find it there now, and it is no stub). So an entry that someone rewrote,
 // checksum and all, or a library rewritten in place with the same size, inode and mtime, is a miss,
 // never an answer. It returns the library with its found_via derived afresh, or why it is refused.
-func (f *Engine) revalidate(kind Kind, name string, lib Library) (Library, error) {
+func (f *Engine) revalidate(kind Kind, name string, lib search.Library) (search.Library, error) {
 	e, ok := f.catalog.Lookup(kind, name)
 	switch {
-	case !ok || lib.Name != name || lib.Kind != kind:
+	case !ok || lib.Name != name || lib.Kind != search.Kind(kind):
 		return lib, errors.New("another library's entry")
 	case !slices.Contains(f.cfg.OrderFor(name), lib.Step):
 		return lib, fmt.Errorf("step %q is not in the order", lib.Step)
@@ -123,15 +124,15 @@ func (f *Engine) revalidate(kind Kind, name string, lib Library) (Library, error
 // storeFind records a fresh find's answer, unless it depended on something that may not hold next
 // time: a step that failed (a timeout may pass), a library this process had already loaded, or what
 // only a dlopen probe saw (seen is nil then).
-func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.Observation, check *checked) {
-	key := f.results.Key(ex.Kind, ex.Name, check.key())
+func (f *Engine) storeFind(ctx context.Context, ex *search.Explanation, seen []observe.Observation, check *checked) {
+	key := f.results.Key(abi.Kind(ex.Kind), ex.Name, check.key())
 	if key == "" || ctx.Err() != nil || seen == nil {
 		return
 	}
 	c := resultcache.Entry{Seen: seen}
 	for _, st := range ex.Steps {
 		for _, in := range st.Ignored {
-			c.Ignored = append(c.Ignored, resultcache.Ignored{Step: st.Step, Ignored: in})
+			c.Ignored = append(c.Ignored, resultcache.Ignored{Step: st.Step, Ignored: setAside(in)})
 		}
 	}
 	var se *SearchError
@@ -145,10 +146,10 @@ func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 	}
 	for _, st := range ex.Steps {
 		switch {
-		case st.Outcome == OutcomeFailed:
+		case st.Outcome == search.OutcomeFailed:
 			return
-		case st.Step == StepAlreadyLoaded && st.Outcome == OutcomeNothing:
-			if e, ok := f.catalog.Lookup(ex.Kind, ex.Name); ok {
+		case st.Step == StepAlreadyLoaded && st.Outcome == search.OutcomeNothing:
+			if e, ok := f.catalog.Lookup(abi.Kind(ex.Kind), ex.Name); ok {
 				c.Live = e.FileNames(f.platform)
 			}
 		}
@@ -165,8 +166,8 @@ func (f *Engine) storeFind(ctx context.Context, ex *Explanation, seen []observe.
 }
 
 // toCached is lib as the result cache keeps it.
-func toCached(lib *Library) *resultcache.Library {
-	c := &resultcache.Library{Name: lib.Name, Kind: lib.Kind, Path: lib.Path, RealPath: lib.RealPath, FoundVia: lib.FoundVia,
+func toCached(lib *search.Library) *resultcache.Library {
+	c := &resultcache.Library{Name: lib.Name, Kind: abi.Kind(lib.Kind), Path: lib.Path, RealPath: lib.RealPath, FoundVia: lib.FoundVia,
 		Step: lib.Step, LoadProblem: lib.LoadProblem, CUDA: lib.CUDA, Version: lib.Version, VersionFrom: lib.VersionFrom,
 		Compat: lib.Compat, Notes: lib.Notes, PassedOver: slices.Clone(lib.PassedOver)}
 	return c
@@ -174,21 +175,21 @@ func toCached(lib *Library) *resultcache.Library {
 
 // fromCached is the library a cache entry keeps; its text is the entry's, shown escaped as a
 // plugin's would be.
-func fromCached(c *resultcache.Library) Library {
+func fromCached(c *resultcache.Library) search.Library {
 	var notes []string
 	for _, n := range c.Notes {
 		notes = append(notes, printable.String(n))
 	}
-	var passed []report.Attempt
+	var passed []search.Attempt
 	for _, a := range c.PassedOver {
 		passed = append(passed, printableAttempt(a))
 	}
-	return Library{Name: c.Name, Kind: c.Kind, Path: c.Path, RealPath: c.RealPath, FoundVia: c.FoundVia, Step: c.Step,
-		LoadProblem: c.LoadProblem, PassedOver: passed, CUDAInfo: CUDAInfo{CUDA: printable.String(c.CUDA),
+	return search.Library{Name: c.Name, Kind: search.Kind(c.Kind), Path: c.Path, RealPath: c.RealPath, FoundVia: c.FoundVia, Step: c.Step,
+		LoadProblem: c.LoadProblem, PassedOver: passed, CUDAInfo: search.CUDAInfo{CUDA: printable.String(c.CUDA),
 			Version: printable.String(c.Version), VersionFrom: printable.String(c.VersionFrom), Compat: printable.String(c.Compat), Notes: notes}}
 }
 
 // printableAttempt is an entry's attempt, shown as it is: an entry is not trusted to be escaped.
-func printableAttempt(a report.Attempt) report.Attempt {
-	return report.Attempt{Step: printable.String(a.Step), Path: printable.String(a.Path), Reason: printable.String(a.Reason)}
+func printableAttempt(a search.Attempt) search.Attempt {
+	return search.Attempt{Step: printable.String(a.Step), Path: printable.String(a.Path), Reason: printable.String(a.Reason)}
 }

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // searchMode is what a search does with what its steps find.
@@ -30,9 +30,9 @@ const (
 
 // searchAll runs the steps for name in order, as mode says, each candidate judged by check, and
 // returns the trace, the candidates findEvery gathered, and everything the search observed.
-func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode searchMode, check *checked) (ex *Explanation, valid []rootedLibrary, seen []observe.Observation) {
+func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode searchMode, check *checked) (ex *search.Explanation, valid []rootedLibrary, seen []observe.Observation) {
 	start := time.Now()
-	ex = &Explanation{Name: name, Kind: kind}
+	ex = &search.Explanation{Name: name, Kind: search.Kind(kind)}
 	defer func() { ex.Duration = time.Since(start) }()
 
 	e, ok := f.catalog.Lookup(kind, name)
@@ -41,11 +41,11 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 		return ex, nil, nil
 	}
 	if mode == loadFirst && !f.native() {
-		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform, Reason: "a search for another platform can find but not load"}
+		ex.Err = &SearchError{Name: name, Kind: kind, Err: ErrNotAvailable, Platform: f.platform, Reason: "a search for another platform can find but not load"}
 		return ex, nil, nil
 	}
 	if !e.AvailableOn(f.platform) {
-		ex.Err = &SearchError{Name: name, Kind: ex.Kind, Err: ErrNotAvailable, Platform: f.platform}
+		ex.Err = &SearchError{Name: name, Kind: kind, Err: ErrNotAvailable, Platform: f.platform}
 		return ex, nil, nil
 	}
 	r := &cascade{f: f, ctx: ctx, e: e, mode: mode, rec: &observe.Recorder{}, check: check}
@@ -61,7 +61,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 		}
 		check.kept = nil
 	}()
-	answer := func(lib *LoadedLibrary, step string) {
+	answer := func(lib *search.LoadedLibrary, step string) {
 		lib.Name, lib.Kind, lib.Dependencies = name, ex.Kind, r.deps
 		if lib.Step == "" {
 			lib.Step = step
@@ -69,7 +69,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 		for _, st := range ex.Steps {
 			for _, c := range st.Candidates {
 				if c.Incompatible {
-					lib.PassedOver = append(lib.PassedOver, report.Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
+					lib.PassedOver = append(lib.PassedOver, search.Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
 				}
 			}
 		}
@@ -77,7 +77,7 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 	}
 	for _, step := range f.cfg.OrderFor(name) {
 		t0 := time.Now()
-		st := StepTrace{Step: step}
+		st := search.StepTrace{Step: step}
 		if h := f.hooks.beforeStep; h != nil {
 			h(step)
 		}
@@ -114,38 +114,38 @@ func (f *Engine) searchAll(ctx context.Context, kind Kind, name string, mode sea
 
 // acceptKeptBack accepts the candidate a strict search kept back, now that no dated candidate ran: its
 // place in the trace gets what taking it recorded (the answer, or why it was not taken either).
-func (r *cascade) acceptKeptBack(ex *Explanation, k *keptCandidate) *LoadedLibrary {
+func (r *cascade) acceptKeptBack(ex *search.Explanation, k *keptCandidate) *search.LoadedLibrary {
 	st := &ex.Steps[k.step]
-	scratch := StepTrace{Step: st.Step}
+	scratch := search.StepTrace{Step: st.Step}
 	lib := k.take(&scratch)
 	st.Candidates = slices.Concat(st.Candidates[:k.index], scratch.Candidates, st.Candidates[k.index+1:])
 	switch {
 	case lib != nil:
-		st.Outcome = OutcomeFound
-	case scratch.Outcome == OutcomeFailed:
-		st.Outcome = OutcomeFailed
+		st.Outcome = search.OutcomeFound
+	case scratch.Outcome == search.OutcomeFailed:
+		st.Outcome = search.OutcomeFailed
 	}
 	return lib
 }
 
 // failure is why a search that yielded nothing failed: the context's end, a found file the loader
 // would not load, a file found but refused, or nothing found at all.
-func (r *cascade) failure(ex *Explanation) error {
-	se := &SearchError{Name: ex.Name, Kind: ex.Kind, Err: ErrNotFound, Platform: r.f.platform,
+func (r *cascade) failure(ex *search.Explanation) error {
+	se := &SearchError{Name: ex.Name, Kind: abi.Kind(ex.Kind), Err: ErrNotFound, Platform: r.f.platform,
 		Looked: r.e.FileNames(r.f.platform), Attempts: ex.Attempts(), Ignored: r.f.ignoredFor(r.e, ignoredBy(ex.Steps))}
 	for _, st := range ex.Steps {
-		if st.Outcome == OutcomeFailed && st.Detail != "" {
-			se.Failed = append(se.Failed, report.Attempt{Step: st.Step, Reason: st.Detail})
+		if st.Outcome == search.OutcomeFailed && st.Detail != "" {
+			se.Failed = append(se.Failed, search.Attempt{Step: st.Step, Reason: st.Detail})
 		}
 	}
 	if err := r.ctx.Err(); err != nil {
-		return &SearchError{Name: ex.Name, Kind: ex.Kind, Err: err, Platform: r.f.platform, Attempts: se.Attempts}
+		return &SearchError{Name: ex.Name, Kind: abi.Kind(ex.Kind), Err: err, Platform: r.f.platform, Attempts: se.Attempts}
 	}
 	if r.loadErr != nil {
 		se.Err, se.Path, se.Reason = ErrLoadFailed, r.loadErr.path, r.loadErr.why
 		return se
 	}
-	var passed []CandidateTrace // passed over as incompatible
+	var passed []search.CandidateTrace // passed over as incompatible
 	for _, st := range ex.Steps {
 		for _, c := range st.Candidates {
 			if c.Incompatible {
@@ -177,8 +177,8 @@ type cascade struct {
 	mode     searchMode
 	depsDone bool
 	depErr   error
-	deps     []*LoadedLibrary // the dependencies loaded
-	valid    []rootedLibrary  // what findEvery gathered
+	deps     []*search.LoadedLibrary // the dependencies loaded
+	valid    []rootedLibrary         // what findEvery gathered
 	// rec records everything the search observes, for the result cache.
 	rec *observe.Recorder
 	// loadErr is a found file the loader would not load: the search stops there.
@@ -203,14 +203,14 @@ func (r *cascade) loaderModel() (*loadermodel.Loader, error) {
 // rootedLibrary is a valid candidate and the root it came from: the granted directory it is in (a
 // site-packages dir, a conda prefix, an install root), or the toolkit root of a system library.
 type rootedLibrary struct {
-	lib  Library
+	lib  search.Library
 	root string
 }
 
 // record records lib as the step's answer or, when collecting, as one more candidate: then the
 // search goes on.
-func (r *cascade) record(st *StepTrace, ct CandidateTrace, lib *LoadedLibrary, root string) *LoadedLibrary {
-	st.Outcome = OutcomeFound
+func (r *cascade) record(st *search.StepTrace, ct search.CandidateTrace, lib *search.LoadedLibrary, root string) *search.LoadedLibrary {
+	st.Outcome = search.OutcomeFound
 	if r.mode == findEvery {
 		lib.Step = st.Step
 		st.Candidates = append(st.Candidates, ct)
@@ -231,10 +231,10 @@ func systemRoot(p string) string {
 }
 
 // askStep asks one step of the order, the host's own or a plugin, for the library.
-func (r *cascade) askStep(st *StepTrace) *LoadedLibrary {
+func (r *cascade) askStep(st *search.StepTrace) *search.LoadedLibrary {
 	names := r.e.FileNames(r.f.platform)
 	if (st.Step == StepAlreadyLoaded || st.Step == StepSystem) && r.e.Kind != abi.KindDynamicLib {
-		st.Outcome, st.Detail = OutcomeSkipped, "only dynamic libraries are known to the loader"
+		st.Outcome, st.Detail = search.OutcomeSkipped, "only dynamic libraries are known to the loader"
 		return nil
 	}
 	switch st.Step {
@@ -247,17 +247,17 @@ func (r *cascade) askStep(st *StepTrace) *LoadedLibrary {
 }
 
 // askPlugin asks a plugin step and accepts the first candidate that passes validation (and loads, for load).
-func (r *cascade) askPlugin(st *StepTrace) *LoadedLibrary {
+func (r *cascade) askPlugin(st *search.StepTrace) *search.LoadedLibrary {
 	resp, g, log, err := r.f.callPlugin(r.ctx, st.Step, r.e, r.rec)
 	st.Log = log
 	if err != nil {
-		st.Outcome, st.Detail = OutcomeFailed, err.Error()
+		st.Outcome, st.Detail = search.OutcomeFailed, err.Error()
 		return nil
 	}
 	st.Tried = hostTried(g.dirs.Paths, st.Step, resp.Tried)
 	for _, in := range resp.Ignored {
 		if _, granted := g.wasm.Env[in.Var]; granted { // a step passes over only what it was given
-			st.Ignored = append(st.Ignored, IgnoredInput{Name: in.Var, Value: r.f.getenv(in.Var), Reason: in.Reason, Why: report.SetAside})
+			st.Ignored = append(st.Ignored, search.IgnoredInput{Name: in.Var, Value: r.f.getenv(in.Var), Reason: in.Reason})
 		}
 	}
 	for i, a := range resp.Tried {
@@ -268,21 +268,21 @@ func (r *cascade) askPlugin(st *StepTrace) *LoadedLibrary {
 		}
 	}
 	if resp.Error != "" {
-		st.Outcome, st.Detail = OutcomeFailed, (&PluginError{Plugin: st.Step, Op: "search", Err: errors.New(resp.Error)}).Error()
+		st.Outcome, st.Detail = search.OutcomeFailed, (&PluginError{Plugin: st.Step, Op: "search", Err: errors.New(resp.Error)}).Error()
 		return nil
 	}
-	st.Outcome = OutcomeNothing
+	st.Outcome = search.OutcomeNothing
 	for _, c := range resp.Candidates {
 		// The plugin answers in guest paths; the trace, the result and the loader get host paths.
 		// found_via is the label of the granted root the candidate lies in, never the plugin's own.
-		ct := CandidateTrace{Path: g.dirs.TracePath(c.Path), FoundVia: g.dirs.FoundVia(c.Path, st.Step)}
+		ct := search.CandidateTrace{Path: g.dirs.TracePath(c.Path), FoundVia: g.dirs.FoundVia(c.Path, st.Step)}
 		cand, err := g.dirs.Open(c.Path, r.e, r.f.platform)
 		if err != nil {
-			ct.Refused, ct.Links = err.Error(), candidate.LinksOf(err)
+			ct.Refused, ct.Links = err.Error(), linksOf(candidate.LinksOf(err))
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}
-		ct.Links = cand.Links
+		ct.Links = linksOf(cand.Links)
 		root, _ := g.dirs.DirOf(c.Path)
 		switch r.judge(&ct, cand.Host, cand.Real) {
 		case passOver:
@@ -291,7 +291,9 @@ func (r *cascade) askPlugin(st *StepTrace) *LoadedLibrary {
 			continue
 		case keepBack:
 			if r.mode != findEvery {
-				r.keep(st, ct, func(st *StepTrace, ct CandidateTrace) *LoadedLibrary { return r.acceptFile(st, ct, cand, root) }, cand.Close)
+				r.keep(st, ct, func(st *search.StepTrace, ct search.CandidateTrace) *search.LoadedLibrary {
+					return r.acceptFile(st, ct, cand, root)
+				}, cand.Close)
 				continue
 			}
 		}
@@ -304,14 +306,14 @@ func (r *cascade) askPlugin(st *StepTrace) *LoadedLibrary {
 
 // acceptFile accepts the checked file cand, loading it (its dependencies first) for a load; nil
 // when it was not taken: its trace says why, and r.stopped() whether the search goes on.
-func (r *cascade) acceptFile(st *StepTrace, ct CandidateTrace, cand *candidate.File, root string) *LoadedLibrary {
-	var lib *LoadedLibrary
+func (r *cascade) acceptFile(st *search.StepTrace, ct search.CandidateTrace, cand *candidate.File, root string) *search.LoadedLibrary {
+	var lib *search.LoadedLibrary
 	if r.mode == loadFirst {
 		if lib = r.loadCandidate(st, &ct, cand); lib == nil {
 			return nil
 		}
 	} else {
-		lib = &LoadedLibrary{Library: Library{Path: cand.Host, RealPath: cand.Real, FoundVia: ct.FoundVia}}
+		lib = &search.LoadedLibrary{Library: search.Library{Path: cand.Host, RealPath: cand.Real, FoundVia: ct.FoundVia}}
 		r.predictLoad(&ct, lib, cand.Needs)
 		cand.Close()
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pathfinder-dev/pathfinder/host/search"
 )
 
 // ErrMixedToolkits is returned when no one root holds every library of a set.
@@ -56,7 +58,7 @@ func quoteAll(names []string) string {
 // It runs every step for each name, keeps every valid candidate with its root, and takes the first
 // root, in the first library's order of preference, that holds them all of one CUDA major (an
 // undated one goes with any). Nothing is loaded.
-func (f *Engine) FindTogether(ctx context.Context, names []string) ([]*Library, error) {
+func (f *Engine) FindTogether(ctx context.Context, names []string) ([]*search.Library, error) {
 	cands := make([][]rootedLibrary, len(names))
 	var order []string // candidate roots, most preferred first
 	seen := map[string]bool{}
@@ -112,7 +114,7 @@ func (f *Engine) FindTogether(ctx context.Context, names []string) ([]*Library, 
 
 // oneMajor picks for each name one of its candidates (each name's in one root) so that every dated
 // pick is of one CUDA major, trying the majors in the order the candidates name them; nil for none.
-func oneMajor(names []string, in [][]rootedLibrary) []*Library {
+func oneMajor(names []string, in [][]rootedLibrary) []*search.Library {
 	var majors []string // "" for the undated
 	for _, c := range slices.Concat(in...) {
 		if m, _, _ := strings.Cut(c.lib.CUDA, "."); !slices.Contains(majors, m) {
@@ -120,14 +122,14 @@ func oneMajor(names []string, in [][]rootedLibrary) []*Library {
 		}
 	}
 	for _, major := range majors {
-		libs := make([]*Library, 0, len(names))
+		libs := make([]*search.Library, 0, len(names))
 		for i, name := range names {
 			j := slices.IndexFunc(in[i], func(v rootedLibrary) bool { m, _, _ := strings.Cut(v.lib.CUDA, "."); return m == major || m == "" })
 			if j < 0 {
 				break
 			}
 			lib := in[i][j].lib
-			lib.Name, lib.Kind = name, DynamicLib
+			lib.Name, lib.Kind = name, search.DynamicLib
 			libs = append(libs, &lib)
 		}
 		if len(libs) == len(names) {

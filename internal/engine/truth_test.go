@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/report"
-
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 )
 
@@ -456,13 +455,13 @@ func TestUnknown_namesEveryKind(t *testing.T) {
 // TestAttempts_everyOneHasAReason: a step that failed on a found file, as every load does in the
 // pathfinder_static build, adds no attempt without a reason; its candidate says why.
 func TestAttempts_everyOneHasAReason(t *testing.T) {
-	ex := &Explanation{Steps: []StepTrace{
-		{Step: "envroots", Outcome: OutcomeFailed, Candidates: []CandidateTrace{{Path: "/cuda/lib64/libcudart.so.12", Refused: loader.ErrUnavailable.Error()}}},
-		{Step: "mine", Outcome: OutcomeFailed, Detail: "plugin \"mine\": trapped"},
-		{Step: "system", Outcome: OutcomeSkipped, Detail: loader.ErrUnavailable.Error()},
+	ex := &search.Explanation{Steps: []search.StepTrace{
+		{Step: "envroots", Outcome: search.OutcomeFailed, Candidates: []search.CandidateTrace{{Path: "/cuda/lib64/libcudart.so.12", Refused: loader.ErrUnavailable.Error()}}},
+		{Step: "mine", Outcome: search.OutcomeFailed, Detail: "plugin \"mine\": trapped"},
+		{Step: "system", Outcome: search.OutcomeSkipped, Detail: loader.ErrUnavailable.Error()},
 	}}
 	got := ex.Attempts()
-	want := []report.Attempt{
+	want := []search.Attempt{
 		{Step: "envroots", Path: "/cuda/lib64/libcudart.so.12", Reason: loader.ErrUnavailable.Error()},
 		{Step: "mine", Reason: "plugin \"mine\": trapped"},
 		{Step: "system", Reason: loader.ErrUnavailable.Error()},

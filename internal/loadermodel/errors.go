@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/pathfinder-dev/pathfinder/internal/report"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 )
 
 var (
@@ -34,7 +34,7 @@ type ResolveError struct {
 	Soname string
 	Path   string // where it stops: the file (ErrBadLibrary), the name or entry (ErrRelative, ErrUnmodeled)
 	Reason string // why it stops there
-	Tried  []report.Attempt
+	Tried  []search.Attempt
 	Err    error // ErrNotFound, ErrBadLibrary, ErrRelative or ErrUnmodeled
 }
 

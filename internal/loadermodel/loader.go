@@ -10,8 +10,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // Where a Resolution was found, named as pathfinder's found_via labels.
@@ -82,7 +82,7 @@ type Resolution struct {
 	Path     string           // the path the loader opens (and reports as the link map's l_name)
 	RealPath string           // Path with every symlink resolved under Root
 	Via      string           // ViaPath, ViaLDLibraryPath, ViaCache or ViaDefaultDirs
-	Tried    []report.Attempt // the places looked at before, in order, with why not (hwcaps subdirectories that do not exist are left out)
+	Tried    []search.Attempt // the places looked at before, in order, with why not (hwcaps subdirectories that do not exist are left out)
 }
 
 // Resolve returns where dlopen(soname) would find the library, following glibc's _dl_map_object:
@@ -118,8 +118,8 @@ func (l *Loader) ResolveNeeded(name string, rpath, runpath []string) (Resolution
 	return s.run()
 }
 
-// search is one Resolve call.
-type search struct {
+// lookup is one Resolve call.
+type lookup struct {
 	name    string
 	t       target
 	fsys    rootFS
@@ -131,10 +131,10 @@ type search struct {
 	read    *readOnce
 	rpath   []string // searched first, as the needing object's DT_RPATH
 	runpath []string // searched after LD_LIBRARY_PATH, as its DT_RUNPATH
-	tried   []report.Attempt
+	tried   []search.Attempt
 }
 
-func (l *Loader) newSearch(name string) (*search, error) {
+func (l *Loader) newSearch(name string) (*lookup, error) {
 	t, err := findTarget(l.Machine, l.Class)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (l *Loader) newSearch(name string) (*search, error) {
 	if l.read == nil {
 		l.read = &readOnce{}
 	}
-	s := &search{name: name, t: t, fsys: newRootFS(l.Root), env: l.Getenv, cache: l.CachePath, dirs: l.DefaultDirs, refuse: l.Refuse, read: l.read}
+	s := &lookup{name: name, t: t, fsys: newRootFS(l.Root), env: l.Getenv, cache: l.CachePath, dirs: l.DefaultDirs, refuse: l.Refuse, read: l.read}
 	if s.env == nil {
 		s.env = os.Getenv
 	}
@@ -173,7 +173,7 @@ func (l *Loader) newSearch(name string) (*search, error) {
 	return s, nil
 }
 
-func (s *search) run() (Resolution, error) {
+func (s *lookup) run() (Resolution, error) {
 	if s.name == "" {
 		return Resolution{}, s.fail(errors.New("empty library name"), "", "empty name")
 	}
@@ -218,7 +218,7 @@ func (s *search) run() (Resolution, error) {
 	return s.notFound()
 }
 
-func (s *search) notFound() (Resolution, error) {
+func (s *lookup) notFound() (Resolution, error) {
 	return Resolution{Tried: s.tried}, &ResolveError{Soname: s.name, Tried: s.tried, Err: ErrNotFound}
 }
 
@@ -262,7 +262,7 @@ func splitAny(s, seps string) []string {
 
 // searchDir tries the hwcaps subdirectories of dir, then dir. done is true when the search ends
 // here, found or failed.
-func (s *search) searchDir(dir, via string) (res Resolution, done bool, err error) {
+func (s *lookup) searchDir(dir, via string) (res Resolution, done bool, err error) {
 	switch {
 	case dir == "":
 		s.record("", "empty LD_LIBRARY_PATH entry: the loader would search the working directory; pathfinder never does")
@@ -294,7 +294,7 @@ func (s *search) searchDir(dir, via string) (res Resolution, done bool, err erro
 	return s.outcome(p, via, s.open(p))
 }
 
-func (s *search) searchCache() (res Resolution, done bool, err error) {
+func (s *lookup) searchCache() (res Resolution, done bool, err error) {
 	if s.read.cacheParsed == nil && s.read.cacheErr == nil {
 		data, err := s.fsys.readFile(s.cache)
 		if err != nil {
@@ -338,7 +338,7 @@ type opened struct {
 }
 
 // open opens p the way open_verify does and judges its header.
-func (s *search) open(p string) opened {
+func (s *lookup) open(p string) opened {
 	f, err := s.fsys.open(p)
 	if err != nil {
 		return opened{binfmt.Skipped, errReason(err), true}
@@ -348,7 +348,7 @@ func (s *search) open(p string) opened {
 	return opened{v: v, reason: reason}
 }
 
-func (s *search) outcome(p, via string, o opened) (Resolution, bool, error) {
+func (s *lookup) outcome(p, via string, o opened) (Resolution, bool, error) {
 	if o.v == binfmt.Usable && s.refuse != nil {
 		if why := s.refuse(p); why != "" {
 			o = opened{v: binfmt.Skipped, reason: why}
@@ -369,11 +369,11 @@ func (s *search) outcome(p, via string, o opened) (Resolution, bool, error) {
 	}
 }
 
-func (s *search) record(p, reason string) {
-	s.tried = append(s.tried, report.Attempt{Path: p, Reason: reason})
+func (s *lookup) record(p, reason string) {
+	s.tried = append(s.tried, search.Attempt{Path: p, Reason: reason})
 }
 
-func (s *search) fail(err error, p, reason string) error {
+func (s *lookup) fail(err error, p, reason string) error {
 	return &ResolveError{Soname: s.name, Path: p, Reason: reason, Tried: s.tried, Err: err}
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pathfinder-dev/pathfinder/internal/report"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
 )
 
@@ -174,7 +174,7 @@ func TestLoader_Resolve(t *testing.T) {
 				}
 				tried = re.Tried
 				if re.Path != "" {
-					tried = append(tried, report.Attempt{Path: re.Path, Reason: re.Reason})
+					tried = append(tried, search.Attempt{Path: re.Path, Reason: re.Reason})
 				}
 			case err != nil:
 				t.Fatalf("Resolve: %v (tried %+v)", err, err.(*ResolveError).Tried)
@@ -194,7 +194,7 @@ func TestLoader_Resolve(t *testing.T) {
 	}
 }
 
-func assertTried(t *testing.T, tried []report.Attempt, want []string) {
+func assertTried(t *testing.T, tried []search.Attempt, want []string) {
 	t.Helper()
 	var lines []string
 	for _, a := range tried {
@@ -356,7 +356,7 @@ func TestLoader_DefaultDirsFallback(t *testing.T) {
 }
 
 func TestResolveError_Error(t *testing.T) {
-	tried := []report.Attempt{{Path: "/a/libx.so", Reason: "no such file"}, {Path: "/etc/ld.so.cache", Reason: "no entry"}}
+	tried := []search.Attempt{{Path: "/a/libx.so", Reason: "no such file"}, {Path: "/etc/ld.so.cache", Reason: "no entry"}}
 	tests := []struct {
 		err  *ResolveError
 		want string

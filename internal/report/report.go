@@ -1,23 +1,11 @@
-// Package report holds what a search or the driver probe reports besides its answer: an Attempt,
-// a place looked and why it was not taken, and an Ignored input, one given but passed over. It
-// imports only fmt and internal/printable, so that every layer (the loader's model, the result
-// cache, the engine, host/driver) names the one type of each without pulling in the others.
+// Package report holds an Ignored input, one a search or the driver probe was given but passed
+// over, with the kind of its reason, which the public search.IgnoredInput leaves out. It imports only
+// host/search, a leaf, so that every layer (the result cache, the engine, doctor, host/driver) names
+// the one type without pulling in the others. (A place looked is search.Attempt, from the loader's
+// model to the result cache.)
 package report
 
-import (
-	"fmt"
-
-	"github.com/pathfinder-dev/pathfinder/internal/printable"
-)
-
-// Attempt is one place a search looked, and why it did not take it: the one type of it from the
-// loader's model to the result cache (a plugin's own, on the wire, is abi.Attempt; host.Attempt is
-// the public API's).
-type Attempt struct {
-	Step   string `json:"step"`
-	Path   string `json:"path,omitempty"`
-	Reason string `json:"reason"`
-}
+import "github.com/pathfinder-dev/pathfinder/host/search"
 
 // Ignored is a variable or input a search or probe was given but passed over, and why: a relative
 // CUDA_PATH, a VIRTUAL_ENV that does not exist, a PATHFINDER_DRIVER_VERSION that is no driver version.
@@ -52,6 +40,9 @@ func RelativePath(name, value string) Ignored {
 }
 
 // String is "$NAME=VALUE (REASON)", as the command prints it: escaped, as the value is anyone's.
-func (in Ignored) String() string {
-	return printable.String(fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason))
+func (in Ignored) String() string { return in.Public().String() }
+
+// Public is the input as host's answers show it, without Why.
+func (in Ignored) Public() search.IgnoredInput {
+	return search.IgnoredInput{Name: in.Name, Value: in.Value, Reason: in.Reason}
 }

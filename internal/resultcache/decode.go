@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // decodeEntry is json.Unmarshal of a result-cache entry. A warm process reads one entry per name it
@@ -119,7 +119,7 @@ func (d *entryDecoder) Error(e *Error) bool {
 	})
 }
 
-func (d *entryDecoder) attempt(a *report.Attempt) bool {
+func (d *entryDecoder) attempt(a *search.Attempt) bool {
 	return d.object(attemptKeys, func(k int) bool {
 		switch k {
 		case 0:

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // sampleEntries are entries as Write writes them, with the strings that need escapes.
@@ -22,12 +22,12 @@ func sampleEntries() []Entry {
 	}
 	return []Entry{
 		{Version: 1, Key: "k", Library: &Library{Name: "cudart", Kind: abi.KindDynamicLib, Path: "/venv/libcudart.so.13", FoundVia: "site-packages", Step: "wheels"}, Sites: "abc", Seen: seen},
-		{Version: 1, Key: "k", Err: &Error{Looked: []string{"libcufftMp.so.12"}, Attempts: []report.Attempt{
+		{Version: 1, Key: "k", Err: &Error{Looked: []string{"libcufftMp.so.12"}, Attempts: []search.Attempt{
 			{Step: "system", Path: "/etc/ld.so.cache", Reason: `no entry for "libcufftMp.so.12" with flags 0x0303`},
 			{Step: "canary", Reason: "the descriptor names no canary library"},
 		}}, Live: []string{"libcufftMp.so.12", "libcufftMp.so.11"}, Seen: seen},
 		{Version: 1, Key: "k", Err: &Error{}, Seen: seen[:1]},
-		{Version: 1, Key: "k", Err: &Error{Looked: []string{}, Attempts: []report.Attempt{}}, Seen: []observe.Observation{}},
+		{Version: 1, Key: "k", Err: &Error{Looked: []string{}, Attempts: []search.Attempt{}}, Seen: []observe.Observation{}},
 	}
 }
 
@@ -64,7 +64,7 @@ func Test_decodeEntry_knowsEveryField(t *testing.T) {
 		{Entry{}, entryKeys},
 		{Library{}, libraryKeys},
 		{Error{}, errorKeys},
-		{report.Attempt{}, attemptKeys},
+		{search.Attempt{}, attemptKeys},
 		{observe.Observation{}, observationKeys},
 	} {
 		typ := reflect.TypeOf(tt.typ)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
@@ -44,7 +45,7 @@ type Entry struct {
 	Ignored []Ignored `json:"ignored,omitempty"`
 }
 
-// Library is a library found, as host.Library.
+// Library is a library found, as search.Library.
 type Library struct {
 	Name        string           `json:"name"`
 	Kind        abi.Kind         `json:"kind"`
@@ -58,13 +59,13 @@ type Library struct {
 	VersionFrom string           `json:"version_from,omitempty"`
 	Compat      string           `json:"compat,omitempty"`
 	Notes       []string         `json:"notes,omitempty"`
-	PassedOver  []report.Attempt `json:"passed_over,omitempty"`
+	PassedOver  []search.Attempt `json:"passed_over,omitempty"`
 }
 
 // Error is a library not found: the file names looked for and every place looked.
 type Error struct {
 	Looked   []string         `json:"looked"`
-	Attempts []report.Attempt `json:"attempts"`
+	Attempts []search.Attempt `json:"attempts"`
 }
 
 // Ignored is a variable a step passed over, with the step.

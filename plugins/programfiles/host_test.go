@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/host"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 )
 
@@ -107,14 +108,14 @@ func TestProgramFiles_refused(t *testing.T) {
 	right := put(t, pf, "NVIDIA/CUDNN/v9.9/bin/12.8/arm64/cudnn64_9.dll", dllArm64)
 	f := windowsFinder(t, "arm64", map[string]string{"ProgramW6432": pf})
 
-	ex := f.Explain(context.Background(), host.DynamicLib, "cudnn")
+	ex := f.Explain(context.Background(), search.DynamicLib, "cudnn")
 	if ex.Err != nil {
 		t.Fatal(ex.Err)
 	}
 	if ex.Result == nil || ex.Result.Path != right || ex.Result.FoundVia != "ProgramFiles" {
 		t.Fatalf("result %+v, want %s", ex.Result, right)
 	}
-	var step *host.StepTrace
+	var step *search.StepTrace
 	for i := range ex.Steps {
 		if ex.Steps[i].Step == "programfiles" {
 			step = &ex.Steps[i]
@@ -152,7 +153,7 @@ func TestProgramFiles_linuxTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ex := f.Explain(context.Background(), host.DynamicLib, "cudnn")
+	ex := f.Explain(context.Background(), search.DynamicLib, "cudnn")
 	if ex.Result != nil {
 		t.Skipf("this machine has cuDNN (%s via %s): the search stopped before programfiles", ex.Result.Path, ex.Result.Step)
 	}
@@ -176,7 +177,7 @@ func TestProgramFiles_header(t *testing.T) {
 	put(t, pf, "NVIDIA/CUDNN/v9.1/include/11.8/cudnn.h", []byte("#pragma once\n"))
 	put(t, pf, "NVIDIA/CUDNN/v9.1/include/12.4/cudnn.h", []byte("#pragma once\n"))
 	f := windowsFinder(t, "amd64", map[string]string{"ProgramW6432": pf})
-	lib, err := f.FindKind(context.Background(), host.HeaderDir, "cudnn")
+	lib, err := f.FindKind(context.Background(), search.HeaderDir, "cudnn")
 	if err != nil {
 		t.Fatal(err)
 	}

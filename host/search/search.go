@@ -1,12 +1,17 @@
-package host
+// Package search is what a search is asked and what it answers: the kinds, the libraries found and
+// loaded, the explanation of a search step by step, and the compatibility check's verdicts. package
+// host asks; the engine behind it answers in these types, so that an answer reaches a caller as it
+// was made.
+package search
 
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/internal/engine"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
+	"github.com/pathfinder-dev/pathfinder/internal/printable"
 )
 
 // Kind is what a search looks for.
@@ -26,8 +31,10 @@ func Kinds() []Kind { return []Kind{DynamicLib, HeaderDir, Binary, StaticLib, Bi
 
 // ParseKind reads a kind's name ("dynamic-lib", "header-dir", "binary", "static-lib", "bitcode").
 func ParseKind(s string) (Kind, error) {
-	k, err := engine.ParseKind(s)
-	return Kind(k), err
+	if k := Kind(s); slices.Contains(Kinds(), k) {
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown kind %q (dynamic-lib, header-dir, binary, static-lib or bitcode)", s)
 }
 
 // Host-owned steps that may appear in a step order besides plugin names.
@@ -35,21 +42,6 @@ const (
 	StepAlreadyLoaded = "already-loaded" // a copy of the library already in the process
 	StepSystem        = "system"         // the OS loader's own search
 )
-
-// Platform is an operating system, an architecture and, on Linux, a C library: "linux/amd64".
-type Platform struct {
-	OS   string // "linux", "windows"
-	Arch string // "amd64", "arm64"
-	Libc string // "glibc" on Linux, "" elsewhere
-}
-
-func (p Platform) String() string { return p.OS + "/" + p.Arch }
-
-// ParsePlatform reads "os/arch" ("linux/amd64", "windows/arm64").
-func ParsePlatform(s string) (Platform, error) {
-	p, err := engine.ParsePlatform(s)
-	return platformOf(p), err
-}
 
 // Library is a library that was found.
 type Library struct {
@@ -127,14 +119,12 @@ type Explanation struct {
 	// Compatibility is what the search's compatibility check knew: the mode, the driver, the anchor.
 	Compatibility *CompatibilityTrace `json:"compatibility,omitempty"`
 	Result        *LoadedLibrary      `json:"result,omitempty"`
-	// Err is why the search failed, a *SearchError; in JSON, "error" is its Code and "message" its text.
+	// Err is why the search failed, a *host.SearchError; in JSON, "error" is its Code and "message" its text.
 	Err error `json:"-"`
-
-	attempts []Attempt
 }
 
 // MarshalJSON writes the explanation with its error, when the search failed: "error" (the
-// SearchError's Code) and "message" (its text).
+// host.SearchError's Code) and "message" (its text).
 func (ex Explanation) MarshalJSON() ([]byte, error) {
 	type plain Explanation
 	out := struct {
@@ -142,9 +132,9 @@ func (ex Explanation) MarshalJSON() ([]byte, error) {
 		Error   string `json:"error,omitempty"`
 		Message string `json:"message,omitempty"`
 	}{plain: plain(ex)}
-	var se *SearchError
-	if errors.As(ex.Err, &se) {
-		out.Error = se.Code()
+	var coded interface{ Code() string }
+	if errors.As(ex.Err, &coded) {
+		out.Error = coded.Code()
 	}
 	if ex.Err != nil {
 		out.Message = ex.Err.Error()
@@ -153,7 +143,23 @@ func (ex Explanation) MarshalJSON() ([]byte, error) {
 }
 
 // Attempts flattens the trace into every place looked and why it was not taken.
-func (ex *Explanation) Attempts() []Attempt { return ex.attempts }
+func (ex *Explanation) Attempts() []Attempt {
+	var out []Attempt
+	for _, st := range ex.Steps {
+		out = append(out, st.Tried...)
+		for _, c := range st.Candidates {
+			if !c.Taken {
+				out = append(out, Attempt{Step: st.Step, Path: c.Path, Reason: c.Refused})
+			}
+		}
+		// A step that failed on a found file (the loader would not load it, as every load does in a
+		// pathfinder_static build) has no detail of its own: its candidate above says why.
+		if (st.Outcome == OutcomeFailed || st.Outcome == OutcomeSkipped) && st.Detail != "" {
+			out = append(out, Attempt{Step: st.Step, Reason: st.Detail})
+		}
+	}
+	return out
+}
 
 // Outcome is what a step did.
 type Outcome string
@@ -225,7 +231,7 @@ type IgnoredInput struct {
 
 // String is "$NAME=VALUE (REASON)", escaped, as the command prints it: the value is anyone's.
 func (in IgnoredInput) String() string {
-	return report.Ignored{Name: in.Name, Value: in.Value, Reason: in.Reason}.String()
+	return printable.String(fmt.Sprintf("$%s=%s (%s)", in.Name, in.Value, in.Reason))
 }
 
 // LibraryInfo describes a known name for listings.

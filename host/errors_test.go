@@ -1,0 +1,61 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/host/search"
+	"github.com/pathfinder-dev/pathfinder/internal/config"
+)
+
+// TestErrors_public: what New and a search fail with are host's own error types, with the
+// engine's words, in Explain's Explanation too.
+func TestErrors_public(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("[search]\norder = 3\n"), 0o644)
+	_, err := New(Options{ConfigFile: bad, LookupEnv: noEnv})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.File != bad || ce.Line != 2 || ce.Key != "search.order" {
+		t.Fatalf("New with %s: %#v, want a *ConfigError at %s:2 on search.order", bad, err, bad)
+	}
+
+	inner := &config.PluginError{Plugin: "mine", Op: "pin", Err: errors.New("sha256 differs")}
+	err = publicError(&config.Error{File: "/etc/pathfinder/pathfinder.toml", Line: 3, Col: 1, Key: "plugin.mine.source", Err: inner})
+	var pe *PluginError
+	if !errors.As(err, &ce) || !errors.As(err, &pe) || pe.Plugin != "mine" || pe.Op != "pin" {
+		t.Fatalf("a plugin's configuration error: %#v, want a *ConfigError holding a *PluginError", err)
+	}
+	if want := `config /etc/pathfinder/pathfinder.toml:3:1: plugin "mine": sha256 differs`; err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
+	}
+
+	f, err := New(Options{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = f.FindKind(t.Context(), search.StaticLib, "cudart")
+	var se *SearchError
+	if !errors.As(err, &se) || !errors.Is(err, ErrUnknown) || se.Name != "cudart" || se.Kind() != search.StaticLib || se.Code() != "unknown" {
+		t.Fatalf("FindKind(static-lib, cudart): %#v, want an unknown *SearchError", err)
+	}
+	if want := `unknown static library "cudart": "cudart" is a library and a header set`; se.Error() != want {
+		t.Errorf("Error() = %q, want %q", se.Error(), want)
+	}
+	ex := f.Explain(t.Context(), search.StaticLib, "cudart")
+	if !errors.As(ex.Err, &se) || se.Error() != `unknown static library "cudart": "cudart" is a library and a header set` {
+		t.Errorf("Explain(static-lib, cudart).Err = %#v, want the same *SearchError", ex.Err)
+	}
+	if js, err := json.Marshal(ex); err != nil || !strings.Contains(string(js), `"error":"unknown"`) {
+		t.Errorf("Explain's JSON: %s, %v; want its error's code", js, err)
+	}
+	zero := &SearchError{Name: "x", Err: ErrNotFound}
+	if zero.Code() != "not-found" || zero.Error() == "" || zero.Path() != "" {
+		t.Errorf("a SearchError made by hand: %q %q", zero.Code(), zero.Error())
+	}
+}
