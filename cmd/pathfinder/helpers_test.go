@@ -17,6 +17,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -345,21 +346,12 @@ func squeezeSpaces(s string) string {
 }
 
 // machine builds a captured machine under a temporary root: files by absolute path ("dir" makes a
-// folder), and the libcuda and libnvidia-ml of Debian's real driver packages where suite is set.
+// folder, filetree.Write), and the libcuda and libnvidia-ml of Debian's real driver packages where
+// suite is set.
 func machine(t *testing.T, suite string, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	for p, data := range files {
-		full := filepath.Join(root, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if data == "dir" {
-			os.MkdirAll(full, 0o755)
-			continue
-		}
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	filetree.Write(t, root, files)
 	if suite != "" {
 		if runtime.GOARCH != "amd64" {
 			t.Skip("the unpacked Debian packages are amd64's")
