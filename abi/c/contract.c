@@ -90,33 +90,15 @@ void encode_response(buffer *o, const response *v) {
 	char sep = '{';
 	if (v->ncandidates) {
 		put_key(o, &sep, "candidates");
-		put_raw(o, "[");
-		for (int i = 0; i < v->ncandidates; i++) {
-			if (i)
-				put_raw(o, ",");
-			encode_candidate(o, &v->candidates[i]);
-		}
-		put_raw(o, "]");
+		PUT_ARRAY(o, v->candidates, v->ncandidates, encode_candidate);
 	}
 	if (v->ntried) {
 		put_key(o, &sep, "tried");
-		put_raw(o, "[");
-		for (int i = 0; i < v->ntried; i++) {
-			if (i)
-				put_raw(o, ",");
-			encode_attempt(o, &v->tried[i]);
-		}
-		put_raw(o, "]");
+		PUT_ARRAY(o, v->tried, v->ntried, encode_attempt);
 	}
 	if (v->nignored) {
 		put_key(o, &sep, "ignored");
-		put_raw(o, "[");
-		for (int i = 0; i < v->nignored; i++) {
-			if (i)
-				put_raw(o, ",");
-			encode_ignoredvar(o, &v->ignored[i]);
-		}
-		put_raw(o, "]");
+		PUT_ARRAY(o, v->ignored, v->nignored, encode_ignoredvar);
 	}
 	if (v->error && *v->error) {
 		put_key(o, &sep, "error");

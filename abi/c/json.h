@@ -38,6 +38,18 @@ void put_raw(buffer *o, const char *s);
 void put_string(buffer *o, const char *s); // a JSON string, as encoding/json writes it; NULL is ""
 void put_int(buffer *o, long long v);
 void put_strs(buffer *o, strs l);
+// PUT_ARRAY writes the n structs of items as a JSON array, each by encode (encode_candidate, ...): C
+// has no generic function that could take every contract type's encoder.
+#define PUT_ARRAY(o, items, n, encode)             \
+	do {                                       \
+		put_raw(o, "[");                   \
+		for (int i_ = 0; i_ < (n); i_++) { \
+			if (i_)                    \
+				put_raw(o, ",");   \
+			encode(o, &(items)[i_]);   \
+		}                                  \
+		put_raw(o, "]");                   \
+	} while (0)
 // put_key writes *sep ('{' before the first member, then ',') and "key":. put_end closes the object.
 void put_key(buffer *o, char *sep, const char *key);
 void put_end(buffer *o, char sep);

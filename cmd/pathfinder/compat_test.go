@@ -101,12 +101,9 @@ func TestFind_incompatible(t *testing.T) {
 // version, and each mode.
 func TestDocs_compatibility(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../../docs/compatibility.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := repoFile(t, "docs/compatibility.md")
 	rows := func(header string) []string {
-		_, table, _ := strings.Cut(string(doc), header)
+		_, table, _ := strings.Cut(doc, header)
 		var names []string
 		for _, line := range strings.Split(table, "\n")[2:] {
 			if !strings.HasPrefix(line, "| `") {

@@ -18,11 +18,7 @@ import (
 // compatibilityDoc is docs/compatibility.md, and the section under heading (to the next "## ").
 func compatibilityDoc(t *testing.T, heading string) string {
 	t.Helper()
-	data, err := os.ReadFile("../../docs/compatibility.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, found := strings.Cut(string(data), "\n## "+heading+"\n")
+	_, section, found := strings.Cut(repoFile(t, "docs/compatibility.md"), "\n## "+heading+"\n")
 	if !found {
 		t.Fatalf("docs/compatibility.md has no section %q", heading)
 	}

@@ -12,20 +12,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
-// docFiles are the documents a newcomer reads: the README, docs/, and each folder's README.
-func docFiles(t *testing.T) []string {
-	t.Helper()
-	files := []string{"../../README.md", "../../ARCHITECTURE.md"}
-	for _, pattern := range []string{"../../docs/*.md", "../../*/README.md", "../../*/*/README.md", "../../testdata/*/README.md"} {
-		m, err := filepath.Glob(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
-	return files
-}
-
 // TestDocs_pathsExist: every file or folder of the repository a document names in backquotes is
 // there; a placeholder (<name>, NAME, mine, a glob) is not a path.
 func TestDocs_pathsExist(t *testing.T) {
@@ -34,19 +20,15 @@ func TestDocs_pathsExist(t *testing.T) {
 	repoPath := regexp.MustCompile(`^(abi|builtin|cmd|host|plugins|internal|examples|docs|testdata|integration|bench|deploy|\.ci)/`)
 	placeholder := regexp.MustCompile(`[<*{]|mine|NAME`)
 	named := 0
-	for _, doc := range docFiles(t) {
-		data, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range quoted.FindAllStringSubmatch(string(data), -1) {
+	for _, doc := range docs(t) {
+		for _, m := range quoted.FindAllStringSubmatch(doc.text, -1) {
 			p, _, _ := strings.Cut(strings.TrimSuffix(m[1], "/"), ":")
 			if !repoPath.MatchString(p) || placeholder.MatchString(p) {
 				continue
 			}
 			named++
 			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
-				t.Errorf("%s names %s, which is not in the repository", doc, m[1])
+				t.Errorf("%s names %s, which is not in the repository", doc.path, m[1])
 			}
 		}
 	}
@@ -59,11 +41,7 @@ func TestDocs_pathsExist(t *testing.T) {
 // into does not exist yet, as on a fresh machine.
 func TestDocs_pluginInstallLine(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../docs/plugins.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := regexp.MustCompile(`(?m)^sudo (install [^#\n]*?)\s*(#.*)?$`).FindStringSubmatch(string(data))
+	line := regexp.MustCompile(`(?m)^sudo (install [^#\n]*?)\s*(#.*)?$`).FindStringSubmatch(repoFile(t, "docs/plugins.md"))
 	if line == nil {
 		t.Fatal("docs/plugins.md has no install line")
 	}
@@ -84,11 +62,7 @@ func TestDocs_pluginInstallLine(t *testing.T) {
 // and says of the checks' end-to-end test what it does.
 func TestDocs_doctorChecks(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../docs/driver.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(data), "`", "")), " ")
+	doc := strings.Join(strings.Fields(strings.ReplaceAll(repoFile(t, "docs/driver.md"), "`", "")), " ")
 	goldens := regexp.MustCompile(`([a-z0-9-]+\.txt)`).FindAllStringSubmatch(doc, -1)
 	if len(goldens) < 10 {
 		t.Fatalf("docs/driver.md names %d golden files", len(goldens))
@@ -131,15 +105,12 @@ func TestREADME_quickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go install and go run")
 	}
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := repoFile(t, "README.md")
 	first := "# pathfinder\n\n```sh\ngo run ./cmd/pathfinder doctor "
-	if !strings.HasPrefix(string(data), first) || !strings.Contains(strings.SplitN(string(data), "```\n", 2)[0], "\ngo test -race ./... ") {
+	if !strings.HasPrefix(data, first) || !strings.Contains(strings.SplitN(data, "```\n", 2)[0], "\ngo test -race ./... ") {
 		t.Fatalf("README does not open with the two commands, run and test")
 	}
-	quick := regexp.MustCompile("(?s)\n## Quick start\n.*?```sh\n(.*?)```").FindStringSubmatch(string(data))
+	quick := regexp.MustCompile("(?s)\n## Quick start\n.*?```sh\n(.*?)```").FindStringSubmatch(data)
 	if quick == nil {
 		t.Fatal("README has no quick start")
 	}
@@ -193,20 +164,9 @@ func TestREADME_quickStart(t *testing.T) {
 // reader follows is the code's.
 func TestArchitecture_callOrder(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../ARCHITECTURE.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, order, _ := strings.Cut(string(data), "## `pathfinder load cudart`, in call order")
+	_, order, _ := strings.Cut(repoFile(t, "ARCHITECTURE.md"), "## `pathfinder load cudart`, in call order")
 	order, _, _ = strings.Cut(order, "\n## ")
-	var src strings.Builder
-	filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
-			b, _ := os.ReadFile(p)
-			src.Write(b)
-		}
-		return nil
-	})
+	src := goSource(false)
 	named := 0
 	for _, m := range regexp.MustCompile("`(\\w+)\\.(\\w+)`").FindAllStringSubmatch(order, -1) {
 		recv, fn := m[1], m[2]
@@ -215,7 +175,7 @@ func TestArchitecture_callOrder(t *testing.T) {
 		}
 		method := regexp.MustCompile(`func \(\w+ \*?` + recv + `\) ` + fn + `\(`)
 		named++
-		if !method.MatchString(src.String()) && !strings.Contains(src.String(), "\nfunc "+fn+"(") {
+		if !method.MatchString(src) && !strings.Contains(src, "\nfunc "+fn+"(") {
 			t.Errorf("ARCHITECTURE.md names %s.%s, which no file declares", recv, fn)
 		}
 	}
@@ -228,24 +188,13 @@ func TestArchitecture_callOrder(t *testing.T) {
 // in some test file of the module: a document that says a test holds something names one that runs.
 func TestDocs_testsExist(t *testing.T) {
 	t.Parallel()
-	var src strings.Builder
-	filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, "_test.go") {
-			b, _ := os.ReadFile(p)
-			src.Write(b)
-		}
-		return nil
-	})
+	src := goSource(true)
 	named := 0
-	for _, file := range docFiles(t) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range regexp.MustCompile("`((?:Test|Fuzz|Benchmark)[A-Z]\\w*)`").FindAllStringSubmatch(string(data), -1) {
+	for _, doc := range docs(t) {
+		for _, m := range regexp.MustCompile("`((?:Test|Fuzz|Benchmark)[A-Z]\\w*)`").FindAllStringSubmatch(doc.text, -1) {
 			named++
-			if !strings.Contains(src.String(), "func "+m[1]+"(") {
-				t.Errorf("%s names %s, which no test file declares", file, m[1])
+			if !strings.Contains(src, "func "+m[1]+"(") {
+				t.Errorf("%s names %s, which no test file declares", doc.path, m[1])
 			}
 		}
 	}
@@ -260,11 +209,7 @@ func TestDocs_testsExist(t *testing.T) {
 // there; and the parents it says keep an internal/ of their own are the only ones that do.
 func TestArchitecture_packages(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../ARCHITECTURE.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(data)
+	doc := repoFile(t, "ARCHITECTURE.md")
 	_, codeMap, _ := strings.Cut(doc, "## The code map")
 	codeMap, _, _ = strings.Cut(codeMap, "\n## ")
 	out, err := exec.Command("go", "list", "../../...").Output()
@@ -323,11 +268,7 @@ func TestArchitecture_packages(t *testing.T) {
 // its row says it is not written; its example of several models is that node's.
 func TestDocs_kubernetesLabels(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../docs/kubernetes.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(data)
+	doc := repoFile(t, "docs/kubernetes.md")
 	_, table, _ := strings.Cut(doc, "| label | source | GFD's name |")
 	table, _, _ = strings.Cut(table, "\n\n")
 	documented := map[string]bool{} // label name (<product> as is) → written

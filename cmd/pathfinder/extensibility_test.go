@@ -325,11 +325,7 @@ dependencies = ["cublas"]
 		t.Fatalf("load acmefft cublas: exit %d\n%s%s\nwant\n%s", code, out, errOut, want)
 	}
 	// docs/packs.md shows these lines, for a venv at /venv.
-	docs, err := os.ReadFile("../../docs/packs.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sample, _ := strings.Cut(string(docs), "$ PATHFINDER_DRIVER_VERSION=580.65.06 pathfinder load acmefft cublas --json")
+	_, sample, _ := strings.Cut(repoFile(t, "docs/packs.md"), "$ PATHFINDER_DRIVER_VERSION=580.65.06 pathfinder load acmefft cublas --json")
 	_, sample, _ = strings.Cut(sample, "\n")
 	if got := strings.ReplaceAll(out, venv, "/venv"); !strings.HasPrefix(sample, got) {
 		t.Errorf("docs/packs.md's load --json sample differs from what load prints:\n%s\nwant\n%s", sample, got)

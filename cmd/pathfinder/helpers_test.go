@@ -17,6 +17,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -232,11 +233,55 @@ func putPE(t *testing.T, dir, rel string, machine uint16) string {
 // readme is README.md as words separated by single spaces, without the backquotes of code.
 func readme(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	return strings.Join(strings.Fields(strings.ReplaceAll(repoFile(t, "README.md"), "`", "")), " ")
+}
+
+// repoFile is the text of the repository's file at rel, a path from its root.
+func repoFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../..", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Join(strings.Fields(strings.ReplaceAll(string(b), "`", "")), " ")
+	return string(b)
+}
+
+// document is one a newcomer reads: the README, docs/, and each folder's README.
+type document struct{ path, text string }
+
+// docs are the documents a newcomer reads, each read.
+func docs(t *testing.T) []document {
+	t.Helper()
+	files := []string{"../../README.md", "../../ARCHITECTURE.md"}
+	for _, pattern := range []string{"../../docs/*.md", "../../*/README.md", "../../*/*/README.md", "../../testdata/*/README.md"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	var out []document
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, document{f, string(data)})
+	}
+	return out
+}
+
+// goSource is the module's Go, every file joined: its test files, or the others.
+func goSource(tests bool) string {
+	var src strings.Builder
+	filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && strings.HasSuffix(p, "_test.go") == tests {
+			b, _ := os.ReadFile(p)
+			src.Write(b)
+		}
+		return nil
+	})
+	return src.String()
 }
 
 // pluginCacheDir is the compilation cache of the tests that compile a site plugin, one per test
@@ -301,21 +346,12 @@ func squeezeSpaces(s string) string {
 }
 
 // machine builds a captured machine under a temporary root: files by absolute path ("dir" makes a
-// folder), and the libcuda and libnvidia-ml of Debian's real driver packages where suite is set.
+// folder, filetree.Write), and the libcuda and libnvidia-ml of Debian's real driver packages where
+// suite is set.
 func machine(t *testing.T, suite string, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	for p, data := range files {
-		full := filepath.Join(root, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if data == "dir" {
-			os.MkdirAll(full, 0o755)
-			continue
-		}
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	filetree.Write(t, root, files)
 	if suite != "" {
 		if runtime.GOARCH != "amd64" {
 			t.Skip("the unpacked Debian packages are amd64's")

@@ -31,7 +31,7 @@ func TestProbe_runs(t *testing.T) {
 		{name: "wsl2 pinned 527.41", files: map[string]string{"/dev/dxg": ""}, vars: map[string]string{envOverride: "527.41"},
 			want: "11: full up to 11.8; 12: full up to 12.0, newer minors by minor-version compatibility; 13: no: needs driver 580"},
 		{name: "no driver", files: map[string]string{"/dev/null": ""}},
-		{name: "the user-space driver alone", files: map[string]string{"/usr/lib/x86_64-linux-gnu/libcuda.so.550.163.01": "", "/usr/lib/x86_64-linux-gnu/libcuda.so.1": "link:libcuda.so.550.163.01"}},
+		{name: "the user-space driver alone", files: map[string]string{"/usr/lib/x86_64-linux-gnu/libcuda.so.550.163.01": "", "/usr/lib/x86_64-linux-gnu/libcuda.so.1": "-> libcuda.so.550.163.01"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

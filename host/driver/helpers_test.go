@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestMain needs nothing for the libcuda probe's child: this package's initialisation serves it
@@ -34,28 +36,11 @@ var stubDir string
 var fileMethods = []string{methodOverride, methodSetup, methodIoctl, methodSysfs, methodProcfs, methodUserSpace, methodPCI}
 
 // fakeRoot builds a machine under t.TempDir(). Keys are absolute paths; a value of "dir" makes a
-// folder, "link:<target>" a symlink, anything else a file with that content.
+// folder, "-> target" a symlink, anything else a file with that content (filetree.Write).
 func fakeRoot(t testing.TB, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	for path, content := range files {
-		full := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		switch {
-		case content == "dir":
-			err = os.MkdirAll(full, 0o755)
-		case strings.HasPrefix(content, "link:"):
-			err = os.Symlink(strings.TrimPrefix(content, "link:"), full)
-		default:
-			err = os.WriteFile(full, []byte(content), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	filetree.Write(t, root, files)
 	return root
 }
 
@@ -158,7 +143,7 @@ func pciDevice(files map[string]string, busID string, vendor, class, device uint
 	files[d+"/class"] = fmt.Sprintf("0x%06x\n", class)
 	files[d+"/device"] = fmt.Sprintf("0x%04x\n", device)
 	if driver != "" {
-		files[d+"/driver"] = "link:../../../../bus/pci/drivers/" + driver
+		files[d+"/driver"] = "-> ../../../../bus/pci/drivers/" + driver
 	}
 }
 

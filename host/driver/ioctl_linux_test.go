@@ -34,7 +34,7 @@ func TestProbe_ioctl(t *testing.T) {
 		{name: "regular file", root: fakeRoot(t, map[string]string{"/dev/nvidiactl": ""}), outcome: OutcomeFailed,
 			detail: []string{"does not answer the NVIDIA ioctls", "inappropriate ioctl for device", "regular file"}},
 		// A character device that is not NVIDIA's.
-		{name: "other char device", root: fakeRoot(t, map[string]string{"/dev/nvidiactl": "link:/dev/null"}), outcome: OutcomeFailed,
+		{name: "other char device", root: fakeRoot(t, map[string]string{"/dev/nvidiactl": "-> /dev/null"}), outcome: OutcomeFailed,
 			detail: []string{"inappropriate ioctl for device"}},
 		{name: "fifo is not opened", root: fifoRoot, outcome: OutcomeFailed, detail: []string{"is not a character device"}},
 		{name: "directory", root: fakeRoot(t, map[string]string{"/dev/nvidiactl": "dir"}), outcome: OutcomeFailed, detail: []string{"is not a character device"}},

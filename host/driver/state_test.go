@@ -50,7 +50,7 @@ func TestProbe_driverCodeGate(t *testing.T) {
 		{name: "everything there", files: liveFiles(nil)},
 		{name: "wsl2", files: map[string]string{"/dev/dxg": ""}},
 		{name: "jetson nvgpu", files: map[string]string{"/sys/module/nvgpu": "dir", "/dev/nvhost-ctrl-gpu": "", "/dev/nvmap": ""}},
-		{name: "a dangling control node", files: liveFiles(map[string]string{"/dev/nvidiactl": "link:/nowhere"}), blocked: "/dev/nvidiactl does not exist", libcuda: "/dev/nvidiactl does not exist"},
+		{name: "a dangling control node", files: liveFiles(map[string]string{"/dev/nvidiactl": "-> /nowhere"}), blocked: "/dev/nvidiactl does not exist", libcuda: "/dev/nvidiactl does not exist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"debug/pe"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // Descriptors as the builtin pack declares them, cut to what the sources read.
@@ -71,29 +71,12 @@ var (
 	}
 )
 
-// tree makes the files under a new temporary directory and returns it. A name ending in "/" is a
-// directory; contents "-> target" make a symbolic link to target.
+// tree makes the files under a new temporary directory and returns it: contents "dir" make a
+// directory, "-> target" a symbolic link to target (filetree.Write).
 func tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	for name, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		switch {
-		case strings.HasSuffix(name, "/"):
-			err = os.MkdirAll(p, 0o755)
-		case strings.HasPrefix(data, "-> "):
-			err = os.Symlink(strings.TrimPrefix(data, "-> "), p)
-		default:
-			err = os.WriteFile(p, []byte(data), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	filetree.Write(t, root, files)
 	return root
 }
 

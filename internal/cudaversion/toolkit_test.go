@@ -108,7 +108,7 @@ func Test_fromToolkit(t *testing.T) {
 		},
 		{
 			name: "version.json is a directory", lib: cudart,
-			files: map[string]string{"cuda/version.json/": "", "cuda/lib64/libcudart.so.12": "ELF"},
+			files: map[string]string{"cuda/version.json": "dir", "cuda/lib64/libcudart.so.12": "ELF"},
 			path:  "cuda/lib64/libcudart.so.12", why: "version.json: a directory",
 		},
 	})

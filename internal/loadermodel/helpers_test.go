@@ -3,9 +3,11 @@ package loadermodel
 import (
 	"bytes"
 	"debug/elf"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // Real ELF libraries from gcc, built once per soname and class and copied where a test needs them.
@@ -115,38 +118,29 @@ func TestMain(m *testing.M) {
 }
 
 // tree writes files under root: a value starting with "lib:" is a gcc-built library with that
-// soname ("lib32:" for 32-bit), "->" makes a symlink, "dir" a directory, anything else is the
-// file's content.
+// soname ("lib32:" for 32-bit), "-> target" makes a symlink, "dir" a directory, anything else is
+// the file's content (filetree.Write).
 func tree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
-	var specs []libSpec
-	for _, v := range files {
+	libs := map[string]libSpec{} // path: the library copied there
+	rest := map[string]string{}
+	for name, v := range files {
 		if soname, ok := strings.CutPrefix(v, "lib:"); ok {
-			specs = append(specs, libSpec{soname, false})
+			libs[name] = libSpec{soname, false}
 		} else if soname, ok := strings.CutPrefix(v, "lib32:"); ok {
-			specs = append(specs, libSpec{soname, true})
+			libs[name] = libSpec{soname, true}
+		} else {
+			rest[name] = v
 		}
 	}
-	builtLibs(t, specs...)
-	for name, v := range files {
+	builtLibs(t, slices.Collect(maps.Values(libs))...)
+	filetree.Write(t, root, rest)
+	for name, lib := range libs {
 		p := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		var err error
-		switch {
-		case strings.HasPrefix(v, "lib:"):
-			err = copyFile(builtLib(t, strings.TrimPrefix(v, "lib:"), false), p)
-		case strings.HasPrefix(v, "lib32:"):
-			err = copyFile(builtLib(t, strings.TrimPrefix(v, "lib32:"), true), p)
-		case strings.HasPrefix(v, "->"):
-			err = os.Symlink(strings.TrimSpace(strings.TrimPrefix(v, "->")), p)
-		case v == "dir":
-			err = os.MkdirAll(p, 0o755)
-		default:
-			err = os.WriteFile(p, []byte(v), 0o644)
-		}
-		if err != nil {
+		if err := copyFile(builtLib(t, lib.soname, lib.m32), p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -196,16 +196,7 @@ func encoder(b *bytes.Buffer, f field) error {
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
 		nonEmpty, value = fmt.Sprintf("v->%s.n", f.key), []string{fmt.Sprintf("put_strs(o, v->%s);", f.key)}
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
-		nonEmpty = "v->n" + f.key
-		value = []string{
-			`put_raw(o, "[");`,
-			fmt.Sprintf("for (int i = 0; i < v->n%s; i++) {", f.key),
-			"\tif (i)",
-			"\t\tput_raw(o, \",\");",
-			fmt.Sprintf("\tencode_%s(o, &v->%s[i]);", cType(t.Elem()), f.key),
-			"}",
-			`put_raw(o, "]");`,
-		}
+		nonEmpty, value = "v->n"+f.key, []string{fmt.Sprintf("PUT_ARRAY(o, v->%s, v->n%[1]s, encode_%s);", f.key, cType(t.Elem()))}
 	default:
 		return fmt.Errorf("%s (%s): no encoder for this type", f.goName, f.t)
 	}

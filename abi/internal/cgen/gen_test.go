@@ -59,6 +59,7 @@ func Test_generate_follows(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"v->tags = json_strs(j, \"tags\");", "decode_thing(things->items[i], &v->things[v->nthings++]);",
+		"\tput_key(o, &sep, \"things\");\n\tPUT_ARRAY(o, v->things, v->nthings, encode_thing);",
 		"\tif (v->tags.n) {\n\t\tput_key(o, &sep, \"tags\");", "\tput_key(o, &sep, \"count\");\n\tput_int(o, v->count);",
 		"return cat(\"no search named \", quote(a1), \" in this plugin\", NULL);"} {
 		if !strings.Contains(string(c), want) {

@@ -1,0 +1,35 @@
+// Package filetree writes a tree of files, folders and symbolic links that a test describes as a
+// map: a machine's /sys and /dev, a toolkit's prefix, a loader's search path.
+package filetree
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Write makes files under root. Each key is a slash-separated path under root (a leading slash is
+// under root too); its value is the file's content, but "dir" makes a folder and "-> target" a
+// symbolic link to target.
+func Write(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch target, isLink := strings.CutPrefix(content, "-> "); {
+		case content == "dir":
+			err = os.MkdirAll(p, 0o755)
+		case isLink:
+			err = os.Symlink(target, p)
+		default:
+			err = os.WriteFile(p, []byte(content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
