@@ -10,6 +10,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 )
 
 // TestErrors_public: what New and a search fail with are host's own error types, with the
@@ -57,5 +58,30 @@ func TestErrors_public(t *testing.T) {
 	zero := &SearchError{Name: "x", Err: ErrNotFound}
 	if zero.Code() != "not-found" || zero.Error() == "" || zero.Path() != "" {
 		t.Errorf("a SearchError made by hand: %q %q", zero.Code(), zero.Error())
+	}
+}
+
+// TestFinder_remembered: a name asked again is answered with the answer remembered, the same
+// pointer, as Finder's documentation says.
+func TestFinder_remembered(t *testing.T) {
+	venv := t.TempDir()
+	lib := filepath.Join(venv, "lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13")
+	if err := os.MkdirAll(filepath.Dir(lib), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elfso.Build(t, lib, "libcudart.so.13", "int f(void) { return 0; }")
+	env := map[string]string{"VIRTUAL_ENV": venv, "PATHFINDER_DRIVER_VERSION": "580.65.06", "PATHFINDER_CACHE_DIR": t.TempDir()}
+	f, err := New(Options{SystemConfigDir: venv, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	first, err := f.Find(t.Context(), "cudart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.Find(t.Context(), "cudart")
+	if err != nil || again != first || first.Path != lib {
+		t.Errorf("Find again = %p %+v, %v; want the first answer %p (%s)", again, again, err, first, lib)
 	}
 }

@@ -49,7 +49,8 @@ type Options struct {
 }
 
 // Finder finds and loads libraries. It is safe for concurrent use; each name is searched once even
-// when many goroutines ask at the same time, and successes are remembered.
+// when many goroutines ask at the same time, and successes are remembered: a call asking again gets
+// the same *search.Library (or LoadedLibrary) as the first, so read it and never change it.
 type Finder struct{ e *engine.Engine }
 
 // New reads the configuration and the descriptor packs.
