@@ -1,7 +1,6 @@
 // Package search is what a search is asked and what it answers: the kinds, the libraries found and
-// loaded, the explanation of a search step by step, and the compatibility check's verdicts. package
-// host asks; the engine behind it answers in these types, so that an answer reaches a caller as it
-// was made.
+// loaded, the explanation of a search step by step, and the compatibility check's verdicts. Package
+// host asks, and returns each answer in these types as the engine behind it made it.
 package search
 
 import (
