@@ -94,6 +94,30 @@ func put(t testing.TB, dir, rel string, data []byte) string {
 	return p
 }
 
+// putMode is put with the file's mode then set to mode exactly, whatever the umask.
+func putMode(t testing.TB, dir, rel string, data []byte, mode os.FileMode) string {
+	t.Helper()
+	p := put(t, dir, rel, data)
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mkdir makes the directory dir/rel, and those above it, and sets its mode to mode exactly, whatever
+// the umask.
+func mkdir(t testing.TB, dir, rel string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // testEnv is an environment with nothing from the machine in it but what the test sets.
 type testEnv map[string]string
 

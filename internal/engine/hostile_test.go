@@ -1250,8 +1250,7 @@ func TestHostile_deepCandidates(t *testing.T) {
 	resp, _ := json.Marshal(abi.Response{Candidates: cands})
 	m := hostileModule{version: hostileI32(abi.Version), alloc: hostileI32(int32(len(resp))), search: hostileI64(uint64(len(resp))),
 		pages: uint32(len(resp)/65536 + 2), data: resp}
-	src := put(t, t.TempDir(), "deep.wasm", m.encode())
-	os.Chmod(src, 0o644)
+	src := putMode(t, t.TempDir(), "deep.wasm", m.encode(), 0o644)
 	// An hour, so that the plugin's call never meets its deadline in real time, however slow the
 	// machine: only the step's clock below ends the checks.
 	const timeout = time.Hour
