@@ -25,7 +25,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
@@ -822,22 +821,8 @@ func TestFaults_resultCache(t *testing.T) {
 		fi, err := os.Stat(elsewhere)
 		return observe.Observation{Path: elsewhere, What: observe.Stat, Seen: observe.StatSeen(fi, err)}
 	}
-	// rewrite replaces the entry by one whose library is at path, every observation kept and that
-	// path's added, and its checksum recomputed: all a re-check of observations can see holds.
 	rewrite := func(path string) func(t *testing.T, f *Engine, base string) {
-		return func(t *testing.T, f *Engine, base string) {
-			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
-			data, ok := cachedir.Read(p)
-			var c resultcache.Entry
-			if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
-				t.Fatalf("no entry to rewrite at %s", p)
-			}
-			fi, err := os.Stat(path)
-			c.Library.Path = path
-			c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
-			b, _ := json.Marshal(c)
-			cachedir.Write(p, b)
-		}
+		return func(t *testing.T, f *Engine, base string) { rewriteEntry(t, f, path, "") }
 	}
 	shadow := put(t, dir, "lib/shadow", []byte("root:$6$secret:19000:0:99999:7:::\n")) // in the granted directory, no library
 	tests := []struct {
