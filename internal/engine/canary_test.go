@@ -2,6 +2,7 @@ package engine
 
 import (
 	"debug/elf"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,65 +12,38 @@ import (
 func TestFind_canary(t *testing.T) {
 	tests := []struct {
 		name   string
-		layout func(t *testing.T, cuda string) // builds the toolkit; LD_LIBRARY_PATH is cuda's lib dir
-		libdir string
+		canary string // the cudart LD_LIBRARY_PATH leads to, relative to the toolkit root
+		elf32  bool   // the canary is a 32-bit library
 		lib    string
-		want   string // relative to the toolkit root; "" = not found
-		why    string // some attempt says this
+		target string // where lib is, relative to the toolkit root
+		why    string // "" = lib is found at target; else some attempt says this
 	}{
-		{
-			name:   "system toolkit with targets/x86_64-linux",
-			libdir: "targets/x86_64-linux/lib",
-			layout: func(t *testing.T, cuda string) {
-				put(t, cuda, "targets/x86_64-linux/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-				put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
-			},
-			lib: "nvvm", want: "nvvm/lib64/libnvvm.so.4",
-		},
-		{
-			name:   "cupti under extras/CUPTI next to lib64",
-			libdir: "lib64",
-			layout: func(t *testing.T, cuda string) {
-				put(t, cuda, "lib64/libcudart.so.12", elfLib(t, "libcudart.so.12"))
-				put(t, cuda, "extras/CUPTI/lib64/libcupti.so.12", elfLib(t, "libcupti.so.12"))
-			},
-			lib: "cupti", want: "extras/CUPTI/lib64/libcupti.so.12",
-		},
-		{
-			name:   "a canary that is only a stub",
-			libdir: "lib64/stubs",
-			layout: func(t *testing.T, cuda string) {
-				put(t, cuda, "lib64/stubs/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-				put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
-			},
-			lib: "nvvm", why: `the loader would not find "cudart" (libcudart.so.13: not found, or only a stubs/ library`,
-		},
-		{
-			name:   "a canary in no toolkit layout has no root",
-			libdir: "share/cuda",
-			layout: func(t *testing.T, cuda string) {
-				put(t, cuda, "share/cuda/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-				put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
-			},
-			lib: "nvvm", why: "/share/cuda/libcudart.so.13 is not in a toolkit layout (lib64, lib, targets/<triple>/lib, bin): no root to derive",
-		},
-		{
-			name:   "a 32-bit canary is skipped as the loader skips it",
-			libdir: "lib64",
-			layout: func(t *testing.T, cuda string) {
-				put(t, cuda, "lib64/libcudart.so.13", fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN))
-				put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
-			},
-			lib: "nvvm", why: `the loader would not find "cudart"`,
-		},
+		{name: "system toolkit with targets/x86_64-linux", canary: "targets/x86_64-linux/lib/libcudart.so.13",
+			lib: "nvvm", target: "nvvm/lib64/libnvvm.so.4"},
+		{name: "cupti under extras/CUPTI next to lib64", canary: "lib64/libcudart.so.12",
+			lib: "cupti", target: "extras/CUPTI/lib64/libcupti.so.12"},
+		{name: "a canary that is only a stub", canary: "lib64/stubs/libcudart.so.13",
+			lib: "nvvm", target: "nvvm/lib64/libnvvm.so.4",
+			why: `the loader would not find "cudart" (libcudart.so.13: not found, or only a stubs/ library`},
+		{name: "a canary in no toolkit layout has no root", canary: "share/cuda/libcudart.so.13",
+			lib: "nvvm", target: "nvvm/lib64/libnvvm.so.4",
+			why: "/share/cuda/libcudart.so.13 is not in a toolkit layout (lib64, lib, targets/<triple>/lib, bin): no root to derive"},
+		{name: "a 32-bit canary is skipped as the loader skips it", canary: "lib64/libcudart.so.13", elf32: true,
+			lib: "nvvm", target: "nvvm/lib64/libnvvm.so.4",
+			why: `the loader would not find "cudart"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cuda := t.TempDir()
-			tt.layout(t, cuda)
-			f := newFinder(t, testEnv{"LD_LIBRARY_PATH": cuda + "/" + tt.libdir}, "")
+			canary := fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN)
+			if !tt.elf32 {
+				canary = elfLib(t, filepath.Base(tt.canary))
+			}
+			put(t, cuda, tt.canary, canary)
+			put(t, cuda, tt.target, elfLib(t, filepath.Base(tt.target)))
+			f := newFinder(t, testEnv{"LD_LIBRARY_PATH": filepath.Join(cuda, filepath.Dir(tt.canary))}, "")
 			lib, err := f.Find(bg, tt.lib)
-			if tt.want == "" {
+			if tt.why != "" {
 				if err == nil {
 					t.Fatalf("found %+v", lib)
 				}
@@ -89,8 +63,8 @@ func TestFind_canary(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, dump(f.Explain(bg, DynamicLib, tt.lib)))
 			}
-			if lib.Path != cuda+"/"+tt.want || lib.FoundVia != "system-ctk-root" || lib.Step != "canary" {
-				t.Fatalf("got %+v, want %s via system-ctk-root", lib, tt.want)
+			if lib.Path != cuda+"/"+tt.target || lib.FoundVia != "system-ctk-root" || lib.Step != "canary" {
+				t.Fatalf("got %+v, want %s via system-ctk-root", lib, tt.target)
 			}
 		})
 	}

@@ -180,8 +180,7 @@ func TestStepNames(t *testing.T) {
 // plugin's, which plugin and what was being done with it.
 func TestConfigError_fields(t *testing.T) {
 	dir := t.TempDir()
-	module := put(t, dir, "site.wasm", []byte("\x00asm\x01\x00\x00\x00"))
-	os.Chmod(module, 0o644)
+	module := putMode(t, dir, "site.wasm", []byte("\x00asm\x01\x00\x00\x00"), 0o644)
 	tests := []struct {
 		name, config       string
 		line, col          int

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"debug/pe"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,9 +16,12 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/host/search"
+	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
@@ -89,6 +93,30 @@ func put(t testing.TB, dir, rel string, data []byte) string {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// putMode is put with the file's mode then set to mode exactly, whatever the umask.
+func putMode(t testing.TB, dir, rel string, data []byte, mode os.FileMode) string {
+	t.Helper()
+	p := put(t, dir, rel, data)
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mkdir makes the directory dir/rel, and those above it, and sets its mode to mode exactly, whatever
+// the umask.
+func mkdir(t testing.TB, dir, rel string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -220,6 +248,27 @@ func findFresh(t *testing.T, env testEnv, config, name string) (*search.Library,
 	f := newFinder(t, env, config)
 	lib, err := f.Find(bg, name)
 	return lib, err, f.searches.Load() == 0
+}
+
+// rewriteEntry rewrites the result cache entry of f's find of cudart, checksum and all, to answer the
+// library at path (found via foundVia, where that is not ""), every observation kept and one of path
+// added: all a re-check of observations can see holds.
+func rewriteEntry(t *testing.T, f *Engine, path, foundVia string) {
+	t.Helper()
+	p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
+	data, ok := cachedir.Read(p)
+	var c resultcache.Entry
+	if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
+		t.Fatalf("no entry to rewrite at %s", p)
+	}
+	fi, err := os.Stat(path)
+	c.Library.Path = path
+	if foundVia != "" {
+		c.Library.FoundVia = foundVia
+	}
+	c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
+	b, _ := json.Marshal(c)
+	cachedir.Write(p, b)
 }
 
 // ctorLib is a shared object with this soname whose constructor creates the file marker: a test

@@ -238,35 +238,34 @@ func TestHostile_steps(t *testing.T) {
 		// Links out of the root are followed, to be checked where they lead (issue 17); these lead
 		// nowhere a library could be.
 		{name: "a link loop", step: "hostile-candidates", options: candidates(lib),
-			setup:   hostileLink(func(d hostileDirs) string { return "libcudart.so.13" }),
+			setup:   hostileLink(func(*testing.T, hostileDirs) string { return "libcudart.so.13" }),
 			refused: "more than 40 links on the way (a loop?)"},
 		{name: "a link to /dev/zero", step: "hostile-candidates", options: candidates(lib),
-			setup:   hostileLink(func(hostileDirs) string { return "/dev/zero" }),
+			setup:   hostileLink(func(*testing.T, hostileDirs) string { return "/dev/zero" }),
 			refused: "leads into /proc, /sys or /dev, which no link reaches"},
 		{name: "a link to a FIFO outside the root", step: "hostile-candidates", options: candidates(lib),
-			setup: func(t *testing.T, d hostileDirs) {
+			setup: hostileLink(func(t *testing.T, d hostileDirs) string {
 				if err := syscall.Mkfifo(filepath.Join(d.outside, "fifo"), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				hostileLink(func(d hostileDirs) string { return filepath.Join(d.outside, "fifo") })(t, d)
-			},
+				return filepath.Join(d.outside, "fifo")
+			}),
 			refused: "not a regular file (p"},
 		{name: "a chain of 60 links", step: "hostile-candidates", options: candidates(lib),
-			setup: func(t *testing.T, d hostileDirs) {
+			setup: hostileLink(func(t *testing.T, d hostileDirs) string {
 				put(t, d.outside, "c60", elfLib(t, "libcudart.so.13"))
 				for i := range 60 {
 					if err := os.Symlink(fmt.Sprintf("c%d", i+1), filepath.Join(d.outside, fmt.Sprintf("c%d", i))); err != nil {
 						t.Fatal(err)
 					}
 				}
-				hostileLink(func(d hostileDirs) string { return filepath.Join(d.outside, "c0") })(t, d)
-			},
+				return filepath.Join(d.outside, "c0")
+			}),
 			refused: "more than 40 links on the way"},
 		{name: "a link out to a stub", step: "hostile-candidates", options: candidates(lib),
-			setup: func(t *testing.T, d hostileDirs) {
-				put(t, d.outside, "stubs/libcudart.so", elfLib(t, "libcudart.so.13"))
-				hostileLink(func(d hostileDirs) string { return filepath.Join(d.outside, "stubs/libcudart.so") })(t, d)
-			},
+			setup: hostileLink(func(t *testing.T, d hostileDirs) string {
+				return put(t, d.outside, "stubs/libcudart.so", elfLib(t, "libcudart.so.13"))
+			}),
 			refused: "stubs/libcudart.so: a stubs/ library"},
 
 		// The sandbox.
@@ -593,11 +592,13 @@ const (
 	hostileControl = "inside-ok"
 )
 
-// hostileLink makes the hostile step's candidate a symbolic link to what target says.
-func hostileLink(target func(hostileDirs) string) func(*testing.T, hostileDirs) {
+// hostileLink makes the hostile step's candidate a symbolic link to what target says, after target
+// has made what the link leads to, if anything.
+func hostileLink(target func(*testing.T, hostileDirs) string) func(*testing.T, hostileDirs) {
 	return func(t *testing.T, d hostileDirs) {
+		to := target(t, d)
 		os.MkdirAll(filepath.Join(d.root, "lib"), 0o755)
-		if err := os.Symlink(target(d), filepath.Join(d.root, "lib/libcudart.so.13")); err != nil {
+		if err := os.Symlink(to, filepath.Join(d.root, "lib/libcudart.so.13")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1249,8 +1250,7 @@ func TestHostile_deepCandidates(t *testing.T) {
 	resp, _ := json.Marshal(abi.Response{Candidates: cands})
 	m := hostileModule{version: hostileI32(abi.Version), alloc: hostileI32(int32(len(resp))), search: hostileI64(uint64(len(resp))),
 		pages: uint32(len(resp)/65536 + 2), data: resp}
-	src := put(t, t.TempDir(), "deep.wasm", m.encode())
-	os.Chmod(src, 0o644)
+	src := putMode(t, t.TempDir(), "deep.wasm", m.encode(), 0o644)
 	// An hour, so that the plugin's call never meets its deadline in real time, however slow the
 	// machine: only the step's clock below ends the checks.
 	const timeout = time.Hour

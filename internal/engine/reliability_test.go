@@ -25,7 +25,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
@@ -350,8 +349,7 @@ func tinyStep(t *testing.T, dir, lib string, extra ...string) string {
 	}
 	resp := fmt.Sprintf(`{"candidates":[{"path":%q,"found_via":"tiny"}]}`, lib)
 	m := hostileModule{version: hostileI32(abi.Version), alloc: hostileI32(1024), search: hostileI64(uint64(len(resp))), pages: 1, data: []byte(resp)}
-	src := put(t, dir, "tiny.wasm", m.encode())
-	os.Chmod(src, 0o644)
+	src := putMode(t, dir, "tiny.wasm", m.encode(), 0o644)
 	return fmt.Sprintf("[search]\norder = [\"tiny\"]\n\n[plugin.tiny]\nsource = %q\nread = [%q]\n%s", src, filepath.Dir(lib), strings.Join(extra, "\n"))
 }
 
@@ -359,8 +357,7 @@ func tinyStep(t *testing.T, dir, lib string, extra ...string) string {
 // nothing), as step "other".
 func otherStep(t *testing.T) string {
 	m := hostileModule{initialize: []byte{0x0b}, version: hostileI32(abi.Version), alloc: hostileI32(2048), search: hostileI64(0), pages: 2}
-	src := put(t, t.TempDir(), "other.wasm", m.encode())
-	os.Chmod(src, 0o644)
+	src := putMode(t, t.TempDir(), "other.wasm", m.encode(), 0o644)
 	return fmt.Sprintf("[plugin.other]\nsource = %q\n", src)
 }
 
@@ -633,19 +630,16 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		{"a private directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "cache") }, true},
 		{"not made yet, below a directory that does not exist", func(t *testing.T, dir string) string { return filepath.Join(dir, "a/b/cache") }, false},
 		{"below a directory others can write", func(t *testing.T, dir string) string {
-			os.Mkdir(filepath.Join(dir, "w"), 0o777)
-			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			mkdir(t, dir, "w", 0o777)
 			os.MkdirAll(filepath.Join(dir, "w/cache"), 0o700)
 			return filepath.Join(dir, "w/cache")
 		}, false},
 		{"not made yet, below a directory others can write", func(t *testing.T, dir string) string {
-			os.Mkdir(filepath.Join(dir, "w"), 0o777)
-			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			mkdir(t, dir, "w", 0o777)
 			return filepath.Join(dir, "w/cache")
 		}, false},
 		{"below a sticky directory others can write, as /tmp", func(t *testing.T, dir string) string {
-			os.Mkdir(filepath.Join(dir, "tmp"), 0o777)
-			os.Chmod(filepath.Join(dir, "tmp"), 0o777|os.ModeSticky)
+			mkdir(t, dir, "tmp", 0o777|os.ModeSticky)
 			os.MkdirAll(filepath.Join(dir, "tmp/cache"), 0o700)
 			return filepath.Join(dir, "tmp/cache")
 		}, true},
@@ -656,14 +650,12 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		}, false},
 		{"reached through a symlink in a directory others can write", func(t *testing.T, dir string) string {
 			os.MkdirAll(filepath.Join(dir, "private/cache"), 0o700)
-			os.Mkdir(filepath.Join(dir, "w"), 0o777)
-			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			mkdir(t, dir, "w", 0o777)
 			os.Symlink(filepath.Join(dir, "private"), filepath.Join(dir, "w/link"))
 			return filepath.Join(dir, "w/link/cache")
 		}, false},
 		{"a symlink to a directory others can write", func(t *testing.T, dir string) string {
-			os.Mkdir(filepath.Join(dir, "w"), 0o777)
-			os.Chmod(filepath.Join(dir, "w"), 0o777)
+			mkdir(t, dir, "w", 0o777)
 			os.MkdirAll(filepath.Join(dir, "w/cache"), 0o700)
 			os.Symlink(filepath.Join(dir, "w/cache"), filepath.Join(dir, "link"))
 			return filepath.Join(dir, "link")
@@ -829,22 +821,8 @@ func TestFaults_resultCache(t *testing.T) {
 		fi, err := os.Stat(elsewhere)
 		return observe.Observation{Path: elsewhere, What: observe.Stat, Seen: observe.StatSeen(fi, err)}
 	}
-	// rewrite replaces the entry by one whose library is at path, every observation kept and that
-	// path's added, and its checksum recomputed: all a re-check of observations can see holds.
 	rewrite := func(path string) func(t *testing.T, f *Engine, base string) {
-		return func(t *testing.T, f *Engine, base string) {
-			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
-			data, ok := cachedir.Read(p)
-			var c resultcache.Entry
-			if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
-				t.Fatalf("no entry to rewrite at %s", p)
-			}
-			fi, err := os.Stat(path)
-			c.Library.Path = path
-			c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
-			b, _ := json.Marshal(c)
-			cachedir.Write(p, b)
-		}
+		return func(t *testing.T, f *Engine, base string) { rewriteEntry(t, f, path, "") }
 	}
 	shadow := put(t, dir, "lib/shadow", []byte("root:$6$secret:19000:0:99999:7:::\n")) // in the granted directory, no library
 	tests := []struct {

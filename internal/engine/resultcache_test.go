@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -319,20 +318,6 @@ func TestResultCache_revalidates(t *testing.T) {
 			t.Fatal("the rewrite shows in a stat")
 		}
 	}
-	rewriteEntry := func(t *testing.T, env testEnv, config, path string) {
-		f := newFinder(t, env, config)
-		p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
-		data, ok := cachedir.Read(p)
-		var c resultcache.Entry
-		if !ok || json.Unmarshal(data, &c) != nil || c.Library == nil {
-			t.Fatalf("no entry at %s", p)
-		}
-		fi, err := os.Stat(path)
-		c.Library.Path, c.Library.FoundVia = path, "was-already-loaded-from-elsewhere"
-		c.Seen = append(c.Seen, observe.Observation{Path: path, What: observe.Stat, Seen: observe.StatSeen(fi, err)})
-		b, _ := json.Marshal(c)
-		cachedir.Write(p, b)
-	}
 	for _, tt := range []struct {
 		name  string
 		step  string // the step that finds it: a plugin's or the system's
@@ -346,10 +331,14 @@ func TestResultCache_revalidates(t *testing.T) {
 			func(t *testing.T, _ testEnv, _, lib, _ string) { rewriteInPlace(t, lib) },
 			func(lib, other string) string { return "" }},
 		{"a plugin's entry rewritten to a library outside its directories", "wheels",
-			func(t *testing.T, env testEnv, config, _, other string) { rewriteEntry(t, env, config, other) },
+			func(t *testing.T, env testEnv, config, _, other string) {
+				rewriteEntry(t, newFinder(t, env, config), other, "was-already-loaded-from-elsewhere")
+			},
 			func(lib, other string) string { return lib }},
 		{"the loader's entry rewritten to a library it does not find", StepSystem,
-			func(t *testing.T, env testEnv, config, _, other string) { rewriteEntry(t, env, config, other) },
+			func(t *testing.T, env testEnv, config, _, other string) {
+				rewriteEntry(t, newFinder(t, env, config), other, "was-already-loaded-from-elsewhere")
+			},
 			func(lib, other string) string { return lib }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
