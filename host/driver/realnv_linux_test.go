@@ -56,10 +56,10 @@ func (d realDriver) install(t *testing.T, root string) {
 	for _, l := range []struct{ dir, file, soname string }{{d.cudaDir, d.cudaFile, "libcuda.so.1"}, {d.nvmlDir, d.nvmlFile, "libnvidia-ml.so.1"}} {
 		cur := filepath.Join(root, debianLibDir, "nvidia/current")
 		linkOrCopy(t, filepath.Join(l.dir, l.file), filepath.Join(cur, l.file))
-		mustSymlink(t, l.file, filepath.Join(cur, l.soname))
+		realnv.Symlink(t, l.file, filepath.Join(cur, l.soname))
 		alt := "/etc/alternatives/nvidia--" + l.soname + "-x86_64-linux-gnu"
-		mustSymlink(t, "/"+debianLibDir+"/nvidia/current/"+l.soname, filepath.Join(root, alt))
-		mustSymlink(t, alt, filepath.Join(root, debianLibDir, l.soname))
+		realnv.Symlink(t, "/"+debianLibDir+"/nvidia/current/"+l.soname, filepath.Join(root, alt))
+		realnv.Symlink(t, alt, filepath.Join(root, debianLibDir, l.soname))
 	}
 }
 
@@ -85,16 +85,6 @@ func linkOrCopy(t *testing.T, from, to string) {
 		}
 	}
 	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustSymlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -337,7 +327,7 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		d535.install(t, root)
 		compat := "/usr/local/cuda-12.4/compat"
 		linkOrCopy(t, filepath.Join(d550.cudaDir, d550.cudaFile), filepath.Join(root, compat, d550.cudaFile))
-		mustSymlink(t, d550.cudaFile, filepath.Join(root, compat, "libcuda.so.1"))
+		realnv.Symlink(t, d550.cudaFile, filepath.Join(root, compat, "libcuda.so.1"))
 		r := Probe(context.Background(), Options{Root: root, rootIsLive: true, Methods: fileMethods, LookupEnv: env(map[string]string{"LD_LIBRARY_PATH": compat})})
 		cuda := r.UserSpace[0]
 		if r.State != StateWorking || r.UserSpaceVersion != "535.261.03" || !cuda.Compat || cuda.Version != "550.163.01" || cuda.Via != "LD_LIBRARY_PATH" {
@@ -351,7 +341,7 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		cur := filepath.Join(root, debianLibDir, "nvidia/current")
 		os.Remove(filepath.Join(cur, "libnvidia-ml.so.1"))
 		linkOrCopy(t, filepath.Join(d535.nvmlDir, d535.nvmlFile), filepath.Join(cur, d535.nvmlFile))
-		mustSymlink(t, d535.nvmlFile, filepath.Join(cur, "libnvidia-ml.so.1"))
+		realnv.Symlink(t, d535.nvmlFile, filepath.Join(cur, "libnvidia-ml.so.1"))
 		r := probe(t, root, fileMethods, nil)
 		want := "libcuda.so.1 is 550.163.01 (/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.550.163.01) but libnvidia-ml.so.1 is 535.261.03"
 		if r.State != StateMismatch || !strings.Contains(r.Summary, want) {
@@ -374,7 +364,7 @@ func TestProbe_userSpaceLookup(t *testing.T) {
 	}
 	root := fakeRoot(t, nil)
 	linkOrCopy(t, filepath.Join(d.cudaDir, d.cudaFile), filepath.Join(root, "opt/driver", d.cudaFile))
-	mustSymlink(t, d.cudaFile, filepath.Join(root, "opt/driver/libcuda.so.1"))
+	realnv.Symlink(t, d.cudaFile, filepath.Join(root, "opt/driver/libcuda.so.1"))
 	for _, live := range []bool{false, true} {
 		r := Probe(context.Background(), Options{Root: root, rootIsLive: live, Methods: []string{methodUserSpace}, LookupEnv: env(map[string]string{"LD_LIBRARY_PATH": "/opt/driver"})})
 		if found := r.UserSpaceVersion == "550.163.01"; found != live {

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func benchFinder(b *testing.B) *Engine {
 	site := b.TempDir()
-	put(b, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(b, "libcudart.so.13"))
+	filetree.Put(b, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(b, "libcudart.so.13"))
 	f := newFinder(b, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
 	if _, err := f.Find(bg, "cudart"); err != nil {
 		b.Fatal(err)
@@ -52,7 +54,7 @@ func BenchmarkFind_notFound(b *testing.B) {
 // Engine (the configuration, the catalog), then the answer the on-disk result cache holds, re-checked.
 func BenchmarkFind_freshFinder(b *testing.B) {
 	site := b.TempDir()
-	put(b, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(b, "libcudart.so.13"))
+	filetree.Put(b, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(b, "libcudart.so.13"))
 	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_CACHE_DIR": b.TempDir()}
 	opts := Options{LookupEnv: env.lookup, SystemConfigDir: b.TempDir()}
 	find := func(engine bool) {

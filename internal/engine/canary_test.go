@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestFind_canary(t *testing.T) {
@@ -39,8 +40,8 @@ func TestFind_canary(t *testing.T) {
 			if !tt.elf32 {
 				canary = elfLib(t, filepath.Base(tt.canary))
 			}
-			put(t, cuda, tt.canary, canary)
-			put(t, cuda, tt.target, elfLib(t, filepath.Base(tt.target)))
+			filetree.Put(t, cuda, tt.canary, canary)
+			filetree.Put(t, cuda, tt.target, elfLib(t, filepath.Base(tt.target)))
 			f := newFinder(t, testEnv{"LD_LIBRARY_PATH": filepath.Join(cuda, filepath.Dir(tt.canary))}, "")
 			lib, err := f.Find(bg, tt.lib)
 			if tt.why != "" {
@@ -75,8 +76,8 @@ func TestFind_canary(t *testing.T) {
 // nothing (system_resolve is no capability of it).
 func TestFind_canaryNotGranted(t *testing.T) {
 	cuda := t.TempDir()
-	put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-	put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+	filetree.Put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	filetree.Put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
 	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": cuda + "/lib64"}, "[plugin.canary]\ncapabilities = []\n")
 	if lib, err := f.Find(bg, "nvvm"); err != nil || lib.Step != "canary" {
 		t.Fatalf("without system_resolve: %+v, %v; want it found by the canary step", lib, err)

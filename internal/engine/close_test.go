@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // closeEnv is a machine with cudart under CUDA_PATH and a cache of its own, for Finders with engines
@@ -12,7 +14,7 @@ import (
 func closeEnv(t *testing.T) (testEnv, string) {
 	t.Helper()
 	cuda := t.TempDir()
-	lib := put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	lib := filetree.Put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	return testEnv{"CUDA_PATH": cuda, "PATHFINDER_CACHE_DIR": t.TempDir(), "PATHFINDER_TEST_OWN_ENGINE": "1"}, lib
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/driver"
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/compat"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // distInfo installs, beside files already under site, the dist-info pip writes for them: METADATA
@@ -21,8 +22,8 @@ func distInfo(t *testing.T, site, dist, version string, rels ...string) {
 	for _, rel := range rels {
 		fmt.Fprintf(&record, "%s,sha256=x,1\n", rel)
 	}
-	put(t, site, info+"/METADATA", []byte(fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", dist, version)))
-	put(t, site, info+"/RECORD", []byte(record.String()))
+	filetree.Put(t, site, info+"/METADATA", []byte(fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", dist, version)))
+	filetree.Put(t, site, info+"/RECORD", []byte(record.String()))
 }
 
 // wheels is a site-packages with the cu13 and the cu12 runtime wheels, each with its dist-info, and
@@ -30,13 +31,13 @@ func distInfo(t *testing.T, site, dist, version string, rels ...string) {
 func wheels(t *testing.T) string {
 	t.Helper()
 	site := t.TempDir()
-	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	distInfo(t, site, "nvidia-cuda-runtime", "13.0.96", "nvidia/cu13/lib/libcudart.so.13")
-	put(t, site, "nvidia/cuda_runtime/lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
+	filetree.Put(t, site, "nvidia/cuda_runtime/lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
 	distInfo(t, site, "nvidia-cuda-runtime-cu12", "12.4.127", "nvidia/cuda_runtime/lib/libcudart.so.12")
-	put(t, site, "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
 	distInfo(t, site, "nvidia-cuda-nvrtc", "13.0.88", "nvidia/cu13/lib/libnvrtc.so.13")
-	put(t, site, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+	filetree.Put(t, site, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
 	distInfo(t, site, "nvidia-cuda-nvrtc-cu12", "12.6.77", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
 	return site
 }
@@ -76,7 +77,7 @@ func TestCompatibility_driver(t *testing.T) {
 
 func TestCompatibility_incompatible(t *testing.T) {
 	site := t.TempDir()
-	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	distInfo(t, site, "nvidia-cuda-runtime", "13.0.96", "nvidia/cu13/lib/libcudart.so.13")
 	for _, load := range []bool{false, true} {
 		f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "550.54.14"}, "")
@@ -103,16 +104,16 @@ func TestCompatibility_incompatible(t *testing.T) {
 // own: a library this process has loaded is what later searches for it answer.)
 func TestCompatibility_undated(t *testing.T) {
 	site, root := t.TempDir(), t.TempDir()
-	put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}`))
-	put(t, site, "nvidia/curand/lib/libcurand.so.10", elfLib(t, "libcurand.so.10"))
-	put(t, root, "lib64/libcurand.so.10", elfLib(t, "libcurand.so.10"))
+	filetree.Put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}`))
+	filetree.Put(t, site, "nvidia/curand/lib/libcurand.so.10", elfLib(t, "libcurand.so.10"))
+	filetree.Put(t, root, "lib64/libcurand.so.10", elfLib(t, "libcurand.so.10"))
 	// Loads are of libraries of a pack of the test's own: no other test may find them loaded.
-	packs := put(t, t.TempDir(), "kept.toml", []byte(string(pack("keptload", `site_packages_linux = ["pf/lib"]`, `anchor_rel_dirs_linux = ["lib64"]`))+"\n"+
+	packs := filetree.Put(t, t.TempDir(), "kept.toml", []byte(string(pack("keptload", `site_packages_linux = ["pf/lib"]`, `anchor_rel_dirs_linux = ["lib64"]`))+"\n"+
 		string(pack("keptalone", `site_packages_linux = ["pf/lib"]`))))
 	for _, lib := range []string{"libkeptload.so.1", "libkeptalone.so.1"} {
-		put(t, site, "pf/lib/"+lib, elfLib(t, lib))
+		filetree.Put(t, site, "pf/lib/"+lib, elfLib(t, lib))
 	}
-	put(t, root, "lib64/libkeptload.so.1", elfLib(t, "libkeptload.so.1"))
+	filetree.Put(t, root, "lib64/libkeptload.so.1", elfLib(t, "libkeptload.so.1"))
 	for _, tt := range []struct {
 		name, lib, mode, home string
 		load                  bool
@@ -200,7 +201,7 @@ func TestCompatibility_settingsErrors(t *testing.T) {
 		}
 		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir()}
 		if tt.config != "" {
-			opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(tt.config))
+			opts.ConfigFile = filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(tt.config))
 		}
 		_, err := New(opts)
 		var ce *ConfigError
@@ -236,11 +237,11 @@ func TestCompatibility_resultCache(t *testing.T) {
 func TestCompatibility_companions(t *testing.T) {
 	tk := func(version string) string {
 		root := t.TempDir()
-		put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "`+version+`"}}`))
-		put(t, root, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
-		put(t, root, "nvvm/libdevice/libdevice.10.bc", []byte("BC\xc0\xde"))
-		put(t, root, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
-		put(t, root, "include/nvrtc.h", nil)
+		filetree.Put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "`+version+`"}}`))
+		filetree.Put(t, root, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+		filetree.Put(t, root, "nvvm/libdevice/libdevice.10.bc", []byte("BC\xc0\xde"))
+		filetree.Put(t, root, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+		filetree.Put(t, root, "include/nvrtc.h", nil)
 		return root
 	}
 	cuda124, cuda126 := tk("12.4.1"), tk("12.6.3")
@@ -288,7 +289,7 @@ func TestCompatibility_precedence(t *testing.T) {
 		env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_DRIVER_VERSION": "550.54.14", "PATHFINDER_COMPATIBILITY": tt.env}
 		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), Compatibility: tt.opts}
 		if tt.conf != "" {
-			opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(tt.conf))
+			opts.ConfigFile = filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(tt.conf))
 		}
 		f := newFinderOpts(t, opts)
 		lib, err := f.Find(bg, "cudart")
@@ -337,7 +338,7 @@ func TestCompatibility_unchecked(t *testing.T) {
 		t.Errorf("--target windows/amd64: notes %q", notes)
 	}
 
-	libcuda := put(t, t.TempDir(), "libcuda.so.1", elfLib(t, "libcuda.so.1"))
+	libcuda := filetree.Put(t, t.TempDir(), "libcuda.so.1", elfLib(t, "libcuda.so.1"))
 	g := newFinder(t, testEnv{"LD_LIBRARY_PATH": filepath.Dir(libcuda), "PATHFINDER_DRIVER_VERSION": "550.54.14"}, "")
 	if lib, err := g.Find(bg, "cuda"); err != nil || lib.CUDAInfo.CUDA != "" || lib.Compat != "" || len(lib.Notes) != 0 {
 		t.Errorf("the driver's libcuda: %+v %v; want it unchecked and undated", lib, err)
@@ -355,11 +356,11 @@ func TestCompatibility_unchecked(t *testing.T) {
 func TestCompatibility_companionFiles(t *testing.T) {
 	wrong, right := t.TempDir(), t.TempDir()
 	for _, root := range []string{wrong, right} {
-		put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}`))
-		put(t, root, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+		filetree.Put(t, root, "version.json", []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}`))
+		filetree.Put(t, root, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
 	}
-	put(t, wrong, "lib64/libnvrtc-builtins.so.12.6", elfLib(t, "libnvrtc-builtins.so.12.6"))
-	put(t, right, "lib64/libnvrtc-builtins.so.12.4", elfLib(t, "libnvrtc-builtins.so.12.4"))
+	filetree.Put(t, wrong, "lib64/libnvrtc-builtins.so.12.6", elfLib(t, "libnvrtc-builtins.so.12.6"))
+	filetree.Put(t, right, "lib64/libnvrtc-builtins.so.12.4", elfLib(t, "libnvrtc-builtins.so.12.4"))
 	f := newFinder(t, testEnv{"CUDA_PATH": wrong, "CUDA_HOME": right, "PATHFINDER_DRIVER_VERSION": "550.54.14"}, "[library.nvrtc]\norder = [\"envroots\", \"canary\"]\n")
 	_, err := f.Find(bg, "nvrtc")
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "CUDA 12.4, but beside it are libnvrtc-builtins.so.12.6, not libnvrtc-builtins.so.12.4: it loads the one of its own CUDA") {

@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/internal/config"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestConfig_layers(t *testing.T) {
 	home := t.TempDir()
 	sys := t.TempDir()
-	put(t, sys, "pathfinder.toml", []byte("[search]\norder = [\"conda\", \"system\"]\n[plugin.conda]\ntimeout = \"1s\"\n"))
-	put(t, home, ".config/pathfinder/pathfinder.toml", []byte("[plugin.conda]\nmemory = \"32MiB\"\n"))
-	envFile := put(t, t.TempDir(), "env.toml", []byte("[library.cudart]\norder = [\"envroots\"]\n"))
-	last := put(t, t.TempDir(), "last.toml", []byte("[plugin.conda]\ntimeout = \"3s\"\n"))
+	filetree.Put(t, sys, "pathfinder.toml", []byte("[search]\norder = [\"conda\", \"system\"]\n[plugin.conda]\ntimeout = \"1s\"\n"))
+	filetree.Put(t, home, ".config/pathfinder/pathfinder.toml", []byte("[plugin.conda]\nmemory = \"32MiB\"\n"))
+	envFile := filetree.Put(t, t.TempDir(), "env.toml", []byte("[library.cudart]\norder = [\"envroots\"]\n"))
+	last := filetree.Put(t, t.TempDir(), "last.toml", []byte("[plugin.conda]\ntimeout = \"3s\"\n"))
 	opts := Options{
 		SystemConfigDir: sys,
 		ConfigFile:      last,
@@ -75,7 +76,7 @@ func TestConfig_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := put(t, t.TempDir(), "p.toml", []byte(tt.config))
+			path := filetree.Put(t, t.TempDir(), "p.toml", []byte(tt.config))
 			_, err := New(Options{ConfigFile: path, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
 			var ce *ConfigError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) || strings.HasPrefix(err.Error(), "pathfinder: ") {
@@ -92,7 +93,7 @@ func TestConfig_Errors(t *testing.T) {
 // not even by a search. Before, a missing XDG_CACHE_HOME turned the cache off.
 func TestCacheDir(t *testing.T) {
 	home, xdg, top := t.TempDir(), t.TempDir(), t.TempDir()
-	file := put(t, top, "file", []byte("not a directory"))
+	file := filetree.Put(t, top, "file", []byte("not a directory"))
 	missing := filepath.Join(top, "nonexistent")
 	tests := []struct {
 		name     string
@@ -158,7 +159,7 @@ func TestFind_cacheOff(t *testing.T) {
 		t.Skip("compiles the builtin module without a cache")
 	}
 	site := t.TempDir()
-	put(t, site, "nvidia/cu13/lib/libcupti.so.13", elfLib(t, "libcupti.so.13"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libcupti.so.13", elfLib(t, "libcupti.so.13"))
 	dir := t.TempDir()
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_NO_CACHE": "1", "PATHFINDER_CACHE_DIR": dir, "PATHFINDER_TEST_OWN_ENGINE": "1"}, "")
 	if _, err := f.Find(bg, "cupti"); err != nil {
@@ -180,7 +181,7 @@ func TestStepNames(t *testing.T) {
 // plugin's, which plugin and what was being done with it.
 func TestConfigError_fields(t *testing.T) {
 	dir := t.TempDir()
-	module := putMode(t, dir, "site.wasm", []byte("\x00asm\x01\x00\x00\x00"), 0o644)
+	module := filetree.PutMode(t, dir, "site.wasm", []byte("\x00asm\x01\x00\x00\x00"), 0o644)
 	tests := []struct {
 		name, config       string
 		line, col          int
@@ -194,7 +195,7 @@ func TestConfigError_fields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			file := put(t, dir, "p.toml", []byte(tt.config))
+			file := filetree.Put(t, dir, "p.toml", []byte(tt.config))
 			_, err := New(Options{ConfigFile: file, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
 			var ce *ConfigError
 			if !errors.As(err, &ce) || ce.File != file || ce.Line != tt.line || ce.Col != tt.col || ce.Key != tt.key {
@@ -219,7 +220,7 @@ func TestConfigError_fields(t *testing.T) {
 // found_via = "" gives the step its grant's label back, the variable's name.
 func TestConfig_foundVia(t *testing.T) {
 	prefix := t.TempDir()
-	want := put(t, prefix, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	want := filetree.Put(t, prefix, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	for config, label := range map[string]string{
 		"[search]\norder = [\"conda\"]\n":                                     "conda",
 		"[search]\norder = [\"conda\"]\n\n[plugin.conda]\nfound_via = \"\"\n": "CONDA_PREFIX",

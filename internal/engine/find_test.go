@@ -15,6 +15,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestFind_searchOrder(t *testing.T) {
@@ -102,7 +103,7 @@ func TestFind_searchOrder(t *testing.T) {
 				default:
 					data = elfLib(t, f.soname)
 				}
-				put(t, root(f.root), f.rel, data)
+				filetree.Put(t, root(f.root), f.rel, data)
 			}
 			env := testEnv{}
 			for k, v := range tt.env {
@@ -176,7 +177,7 @@ func TestFind_notAvailable(t *testing.T) {
 
 func TestFind_driverLibrariesSkipPackagedSteps(t *testing.T) {
 	cuda := t.TempDir()
-	put(t, cuda, "lib64/libcuda.so.1", elfLib(t, "libcuda.so.1"))
+	filetree.Put(t, cuda, "lib64/libcuda.so.1", elfLib(t, "libcuda.so.1"))
 	f := newFinder(t, testEnv{"CUDA_HOME": cuda}, "")
 	ex := f.Explain(bg, DynamicLib, "cuda")
 	var steps []string
@@ -193,7 +194,7 @@ func TestFind_driverLibrariesSkipPackagedSteps(t *testing.T) {
 
 func TestFind_oneSearchPerName(t *testing.T) {
 	site := t.TempDir()
-	put(t, site, "nvidia/cu13/lib/libcusolver.so.12", elfLib(t, "libcusolver.so.12"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libcusolver.so.12", elfLib(t, "libcusolver.so.12"))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
 	var wg sync.WaitGroup
 	paths := make([]string, 64)
@@ -226,15 +227,15 @@ func TestFind_oneSearchPerName(t *testing.T) {
 
 func TestGranted_validate(t *testing.T) {
 	dir := t.TempDir()
-	lib := put(t, dir, "lib64/libx.so.1", elfLib(t, "libx.so.1"))
-	stub := put(t, dir, "lib64/stubs/libcuda.so", elfLib(t, "libcuda.so.1"))
-	put(t, dir, "lib64/sub/keep", nil)
-	exe := put(t, dir, "bin/tool", nil)
-	outside := put(t, t.TempDir(), "libout.so.1", elfLib(t, "libout.so.1"))
+	lib := filetree.Put(t, dir, "lib64/libx.so.1", elfLib(t, "libx.so.1"))
+	stub := filetree.Put(t, dir, "lib64/stubs/libcuda.so", elfLib(t, "libcuda.so.1"))
+	filetree.Put(t, dir, "lib64/sub/keep", nil)
+	exe := filetree.Put(t, dir, "bin/tool", nil)
+	outside := filetree.Put(t, t.TempDir(), "libout.so.1", elfLib(t, "libout.so.1"))
 	// Named like the library, but another library by its DT_SONAME, and an executable built as PIE
 	// (which is ET_DYN too): the loader would take the first under a false name, refuse the second.
-	impostor := put(t, dir, "lib64/libx.so.2", elfLib(t, "libevil.so.1"))
-	pie := put(t, dir, "lib64/libx.so.3", pieExecutable(t))
+	impostor := filetree.Put(t, dir, "lib64/libx.so.2", elfLib(t, "libevil.so.1"))
+	pie := filetree.Put(t, dir, "lib64/libx.so.3", pieExecutable(t))
 	if err := os.Symlink(outside, dir+"/lib64/libout.so.1"); err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +279,8 @@ func TestGranted_validate(t *testing.T) {
 
 func TestFind_systemSearchModel(t *testing.T) {
 	dir := t.TempDir()
-	want := put(t, dir, "libcuda.so.1", elfLib(t, "libcuda.so.1"))
-	put(t, dir, "stubs/libnvidia-ml.so.1", elfLib(t, "libnvidia-ml.so.1"))
+	want := filetree.Put(t, dir, "libcuda.so.1", elfLib(t, "libcuda.so.1"))
+	filetree.Put(t, dir, "stubs/libnvidia-ml.so.1", elfLib(t, "libnvidia-ml.so.1"))
 	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": dir + ":" + dir + "/stubs"}, "")
 	lib, err := f.Find(bg, "cuda")
 	if err != nil || lib.Path != want || lib.FoundVia != "system-search" || lib.Step != "system" {
@@ -294,7 +295,7 @@ func TestFind_systemSearchModel(t *testing.T) {
 // what is empty, as find --json does.
 func TestExplanation_JSON(t *testing.T) {
 	site := t.TempDir()
-	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
 	tests := []struct {
 		name, lib string

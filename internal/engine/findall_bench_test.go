@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/bench/nativefind"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // findAllSetup makes bench's fake venv: every library the CUDA 13 wheels ship in nvidia/cu13/lib, as a
@@ -22,7 +23,7 @@ func findAllSetup(b *testing.B) (site string, all []string) {
 		if len(l.LinuxSonames) == 0 || !slices.Contains(l.SitePackagesLinux, "nvidia/cu13/lib") {
 			continue
 		}
-		put(b, site, filepath.Join("nvidia/cu13/lib", l.LinuxSonames[0]), elfLib(b, l.LinuxSonames[0]))
+		filetree.Put(b, site, filepath.Join("nvidia/cu13/lib", l.LinuxSonames[0]), elfLib(b, l.LinuxSonames[0]))
 	}
 	return site, all
 }

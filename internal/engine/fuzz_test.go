@@ -17,6 +17,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // FuzzResponse feeds any bytes to the host as a plugin's response, decodes them as the host does,
@@ -31,19 +32,19 @@ func FuzzResponse(f *testing.F) {
 	base := f.TempDir()
 	root, other, outside := filepath.Join(base, "root"), filepath.Join(base, "other"), filepath.Join(base, "outside")
 	nested := filepath.Join(root, "nested")
-	put(f, root, "lib/libcudart.so.13", so)
-	put(f, root, "lib/stubs/libcuda.so", so)
-	put(f, root, "lib/libtext.so", []byte("INPUT(libcudart.so.13)\n"))
-	put(f, root, "lib/lib32.so", fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN))
-	put(f, root, "lib/sub/keep", nil)
-	put(f, root, "include/cuda_runtime.h", []byte("#pragma once\n"))
-	put(f, root, "bin/nvcc", so)
-	put(f, root, "lib/libcudadevrt.a", []byte("!<arch>\n"))
-	put(f, root, "nvvm/libdevice/libdevice.10.bc", []byte("BC\xc0\xde"))
-	put(f, nested, "lib/libnested.so.1", so)
-	put(f, other, "lib64/libother.so.1", so)
-	put(f, outside, "libsecret.so", so)
-	put(f, outside, "include/cuda_runtime.h", nil)
+	filetree.Put(f, root, "lib/libcudart.so.13", so)
+	filetree.Put(f, root, "lib/stubs/libcuda.so", so)
+	filetree.Put(f, root, "lib/libtext.so", []byte("INPUT(libcudart.so.13)\n"))
+	filetree.Put(f, root, "lib/lib32.so", fakeelf.Header(elf.ELFCLASS32, elf.EM_386, elf.ET_DYN))
+	filetree.Put(f, root, "lib/sub/keep", nil)
+	filetree.Put(f, root, "include/cuda_runtime.h", []byte("#pragma once\n"))
+	filetree.Put(f, root, "bin/nvcc", so)
+	filetree.Put(f, root, "lib/libcudadevrt.a", []byte("!<arch>\n"))
+	filetree.Put(f, root, "nvvm/libdevice/libdevice.10.bc", []byte("BC\xc0\xde"))
+	filetree.Put(f, nested, "lib/libnested.so.1", so)
+	filetree.Put(f, other, "lib64/libother.so.1", so)
+	filetree.Put(f, outside, "libsecret.so", so)
+	filetree.Put(f, outside, "include/cuda_runtime.h", nil)
 	for link, target := range map[string]string{
 		"lib/libout.so":     filepath.Join(outside, "libsecret.so"), // absolute, out
 		"lib/librelout.so":  "../../outside/libsecret.so",           // relative, out

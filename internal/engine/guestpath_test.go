@@ -14,6 +14,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // The tests here run a Windows host's path mapping on any host: the directories a step is granted
@@ -114,7 +115,7 @@ func TestRun_windowsHostPaths(t *testing.T) {
 			for dir, files := range tt.trees {
 				real[dir] = t.TempDir()
 				for rel, data := range files {
-					put(t, real[dir], rel, data)
+					filetree.Put(t, real[dir], rel, data)
 				}
 			}
 			f := windowsTargetFinder(t, tt.env, hooks{paths: &windowsHost, openRoot: fakeWindowsRoots(real)})
@@ -171,8 +172,8 @@ func TestRun_windowsHostPaths(t *testing.T) {
 
 func TestGranted_check_windowsHost(t *testing.T) {
 	tree := t.TempDir()
-	put(t, tree, "CUDNN/v9.10/bin/x64/cudnn64_9.dll", dllAMD64)
-	put(t, tree, "CUDNN/v9.10/bin/x64/cudnn64_9.dll.txt", []byte("text"))
+	filetree.Put(t, tree, "CUDNN/v9.10/bin/x64/cudnn64_9.dll", dllAMD64)
+	filetree.Put(t, tree, "CUDNN/v9.10/bin/x64/cudnn64_9.dll.txt", []byte("text"))
 	root, err := os.OpenRoot(tree)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestFind_windowsHost runs the real path mapping on a Windows host: directories under
@@ -17,8 +18,8 @@ import (
 // result cache does.
 func TestFind_windowsHost(t *testing.T) {
 	pf, cuda := t.TempDir(), t.TempDir()
-	cudnn := put(t, pf, `NVIDIA\CUDNN\v9.10\bin\12.9\x64\cudnn64_9.dll`, dllAMD64)
-	cudart := put(t, cuda, `bin\cudart64_13.dll`, dllAMD64)
+	cudnn := filetree.Put(t, pf, `NVIDIA\CUDNN\v9.10\bin\12.9\x64\cudnn64_9.dll`, dllAMD64)
+	cudart := filetree.Put(t, cuda, `bin\cudart64_13.dll`, dllAMD64)
 	env := testEnv{"ProgramW6432": pf, "CUDA_PATH": filepath.ToSlash(cuda) + "/"}
 	seen := map[string][]observe.Observation{}
 	for _, tt := range []struct{ name, want, via string }{

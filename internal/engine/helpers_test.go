@@ -24,6 +24,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
@@ -85,43 +86,6 @@ func pieExecutable(t testing.TB) []byte {
 	return b
 }
 
-// put writes data at dir/rel, creating directories.
-func put(t testing.TB, dir, rel string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// putMode is put with the file's mode then set to mode exactly, whatever the umask.
-func putMode(t testing.TB, dir, rel string, data []byte, mode os.FileMode) string {
-	t.Helper()
-	p := put(t, dir, rel, data)
-	if err := os.Chmod(p, mode); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// mkdir makes the directory dir/rel, and those above it, and sets its mode to mode exactly, whatever
-// the umask.
-func mkdir(t testing.TB, dir, rel string, mode os.FileMode) string {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, mode); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // testEnv is an environment with nothing from the machine in it but what the test sets.
 type testEnv map[string]string
 
@@ -154,7 +118,7 @@ func newFinder(t testing.TB, env testEnv, config string, with ...func(*Options))
 		opts.Driver = &driver.Report{State: driver.StateNoDriver, Summary: "no driver: a test asks no machine"}
 	}
 	if config != "" {
-		opts.ConfigFile = put(t, t.TempDir(), "pathfinder.toml", []byte(config))
+		opts.ConfigFile = filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(config))
 	}
 	// Compiling a module under -race takes many seconds; tests share one engine, so each module is
 	// compiled once per test binary, unless a test is about the compilation cache itself.

@@ -28,6 +28,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/candidate"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakeelf"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/wasm"
 )
 
@@ -70,7 +71,7 @@ func TestHostile_steps(t *testing.T) {
 	}
 	lib := func(d hostileDirs) []string { return []string{filepath.Join(d.root, "lib/libcudart.so.13")} }
 	putLib := func(data func(t *testing.T) []byte) func(t *testing.T, d hostileDirs) {
-		return func(t *testing.T, d hostileDirs) { put(t, d.root, "lib/libcudart.so.13", data(t)) }
+		return func(t *testing.T, d hostileDirs) { filetree.Put(t, d.root, "lib/libcudart.so.13", data(t)) }
 	}
 
 	tests := []hostileCase{
@@ -149,7 +150,7 @@ func TestHostile_steps(t *testing.T) {
 		// Text a terminal would act on.
 		{name: "a newline in a candidate's path", step: "hostile-candidates",
 			setup: func(t *testing.T, d hostileDirs) {
-				put(t, d.root, "a\n/opt/evil/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+				filetree.Put(t, d.root, "a\n/opt/evil/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 			},
 			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/a\n/opt/evil/libcudart.so.13"} }),
 			refused: `path contains a control character (a newline, an escape, a bidirectional override)`,
@@ -165,11 +166,15 @@ func TestHostile_steps(t *testing.T) {
 
 		// Candidates.
 		{name: "outside the granted roots", step: "hostile-candidates",
-			setup:   func(t *testing.T, d hostileDirs) { put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13")) },
+			setup: func(t *testing.T, d hostileDirs) {
+				filetree.Put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			},
 			options: candidates(func(d hostileDirs) []string { return []string{filepath.Join(d.outside, "libcudart.so.13")} }),
 			refused: "outside every directory granted to the step"},
 		{name: "dot dot", step: "hostile-candidates",
-			setup:   func(t *testing.T, d hostileDirs) { put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13")) },
+			setup: func(t *testing.T, d hostileDirs) {
+				filetree.Put(t, d.outside, "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			},
 			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/../outside/libcudart.so.13"} }),
 			refused: "not a clean path"},
 		{name: "relative", step: "hostile-candidates", setup: putLib(hostileRealLib),
@@ -191,7 +196,7 @@ func TestHostile_steps(t *testing.T) {
 			refused: "file name too long"},
 		{name: "invalid utf-8", step: "hostile-candidates",
 			setup: func(t *testing.T, d hostileDirs) {
-				put(t, d.root, "lib/lib\xffcudart.so.13", elfLib(t, "libcudart.so.13"))
+				filetree.Put(t, d.root, "lib/lib\xffcudart.so.13", elfLib(t, "libcudart.so.13"))
 			},
 			options: candidates(func(d hostileDirs) []string { return []string{d.root + "/lib/lib\xffcudart.so.13"} }),
 			refused: "no such file or directory", check: hostileValidUTF8},
@@ -216,7 +221,7 @@ func TestHostile_steps(t *testing.T) {
 			refused: "ET_EXEC"},
 		{name: "stubs", step: "hostile-candidates",
 			setup: func(t *testing.T, d hostileDirs) {
-				put(t, d.root, "lib/stubs/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+				filetree.Put(t, d.root, "lib/stubs/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 			},
 			options: candidates(func(d hostileDirs) []string { return []string{filepath.Join(d.root, "lib/stubs/libcudart.so.13")} }),
 			refused: "a stubs/ library"},
@@ -253,7 +258,7 @@ func TestHostile_steps(t *testing.T) {
 			refused: "not a regular file (p"},
 		{name: "a chain of 60 links", step: "hostile-candidates", options: candidates(lib),
 			setup: hostileLink(func(t *testing.T, d hostileDirs) string {
-				put(t, d.outside, "c60", elfLib(t, "libcudart.so.13"))
+				filetree.Put(t, d.outside, "c60", elfLib(t, "libcudart.so.13"))
 				for i := range 60 {
 					if err := os.Symlink(fmt.Sprintf("c%d", i+1), filepath.Join(d.outside, fmt.Sprintf("c%d", i))); err != nil {
 						t.Fatal(err)
@@ -264,7 +269,7 @@ func TestHostile_steps(t *testing.T) {
 			refused: "more than 40 links on the way"},
 		{name: "a link out to a stub", step: "hostile-candidates", options: candidates(lib),
 			setup: hostileLink(func(t *testing.T, d hostileDirs) string {
-				return put(t, d.outside, "stubs/libcudart.so", elfLib(t, "libcudart.so.13"))
+				return filetree.Put(t, d.outside, "stubs/libcudart.so", elfLib(t, "libcudart.so.13"))
 			}),
 			refused: "stubs/libcudart.so: a stubs/ library"},
 
@@ -302,7 +307,7 @@ func TestHostile_steps(t *testing.T) {
 	// grants in every case, and the engine keeps a few idle instances for it instead of one per case.
 	suite := newHostileSuite(t)
 	site := t.TempDir()
-	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	want := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// A looping case sets the shared engine's clock: it runs alone, before the parallel
@@ -451,7 +456,7 @@ func (c *hostileClock) entering(doing string) {
 func TestHostile_moduleKeepsServing(t *testing.T) {
 	goPlugin := hostileGoPlugin(t)
 	root := t.TempDir()
-	want := put(t, root, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	want := filetree.Put(t, root, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	failing := []struct{ step, timeout, why string }{
 		{"hostile-panic", "30s", "panic: hostile"},
 		{"hostile-oom", "30s", "fatal error: out of memory"},
@@ -607,8 +612,8 @@ func hostileLink(target func(*testing.T, hostileDirs) string) func(*testing.T, h
 // hostileSecrets puts a secret outside the root, a control file inside it, and symlinks inside that
 // point out.
 func hostileSecrets(t *testing.T, d hostileDirs) {
-	secret := put(t, d.outside, "secret.txt", []byte(hostileSecret+"\n"))
-	put(t, d.root, "inside.txt", []byte(hostileControl+"\n"))
+	secret := filetree.Put(t, d.outside, "secret.txt", []byte(hostileSecret+"\n"))
+	filetree.Put(t, d.root, "inside.txt", []byte(hostileControl+"\n"))
 	for link, target := range map[string]string{
 		"link-abs":    secret,
 		"link-rel":    "../outside/secret.txt",
@@ -780,7 +785,7 @@ func hostileGoPlugin(t *testing.T) string {
 	if hostileErr != nil {
 		t.Fatal(hostileErr)
 	}
-	return put(t, t.TempDir(), "hostile.wasm", hostileWasm)
+	return filetree.Put(t, t.TempDir(), "hostile.wasm", hostileWasm)
 }
 
 // hostileSuite is what the cases of one test share: one engine, so that each module is compiled
@@ -825,7 +830,7 @@ func (s *hostileSuite) finder(t *testing.T, env testEnv, config string, h hooks)
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
 	h.engine = s.engine
-	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(config)), hooks: h})
+	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(config)), hooks: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1048,7 +1053,7 @@ func TestHostile_slowToCompile(t *testing.T) {
 		return eng
 	}
 	site := t.TempDir()
-	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	want := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	source := hostileCopy(t, "slow-to-compile.wasm")
 	search := func(eng *wasm.Engine, timeout time.Duration, wantDetail string) time.Duration {
 		t.Helper()
@@ -1109,7 +1114,7 @@ func TestHostile_commandRefusedOnce(t *testing.T) {
 // being read.
 func TestHostile_hugeModule(t *testing.T) {
 	site := t.TempDir()
-	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	want := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	huge := filepath.Join(t.TempDir(), "huge.wasm")
 	if err := os.WriteFile(huge, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
 		t.Fatal(err)
@@ -1132,8 +1137,8 @@ func TestHostile_hugeModule(t *testing.T) {
 func TestHostile_foundVia(t *testing.T) {
 	goPlugin := hostileGoPlugin(t)
 	root, literal := t.TempDir(), t.TempDir()
-	viaVar := put(t, root, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-	viaConfig := put(t, literal, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	viaVar := filetree.Put(t, root, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	viaConfig := filetree.Put(t, literal, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	for path, want := range map[string]string{
 		viaVar:    "HOSTILE_ROOT",       // a directory a variable names: the variable
 		viaConfig: "hostile-candidates", // a directory the config names: the step
@@ -1197,13 +1202,13 @@ func TestHostile_overBroadGrants(t *testing.T) {
 	for _, r := range []string{"/", "/proc/self", "/sys/kernel", "/dev"} {
 		config := fmt.Sprintf("[plugin.wide]\nsource = \"builtin:wheels\"\nread = [%q]\n", r)
 		want := fmt.Sprintf(`plugin.wide.read: %q: `, r)
-		if _, err := New(Options{ConfigFile: put(t, t.TempDir(), "p.toml", []byte(config)), SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := New(Options{ConfigFile: filetree.Put(t, t.TempDir(), "p.toml", []byte(config)), SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("read = [%q]: %v; want an error containing %q", r, err, want)
 		}
 	}
 	goPlugin := hostileGoPlugin(t)
 	site := t.TempDir()
-	want := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	want := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	link := filepath.Join(t.TempDir(), "everything")
 	os.Symlink("/", link)
 	for _, dir := range []string{"/", link} {
@@ -1250,7 +1255,7 @@ func TestHostile_deepCandidates(t *testing.T) {
 	resp, _ := json.Marshal(abi.Response{Candidates: cands})
 	m := hostileModule{version: hostileI32(abi.Version), alloc: hostileI32(int32(len(resp))), search: hostileI64(uint64(len(resp))),
 		pages: uint32(len(resp)/65536 + 2), data: resp}
-	src := putMode(t, t.TempDir(), "deep.wasm", m.encode(), 0o644)
+	src := filetree.PutMode(t, t.TempDir(), "deep.wasm", m.encode(), 0o644)
 	// An hour, so that the plugin's call never meets its deadline in real time, however slow the
 	// machine: only the step's clock below ends the checks.
 	const timeout = time.Hour
@@ -1292,7 +1297,7 @@ func TestHostile_fifoInSitePackages(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := put(t, site, "nvidia/cuda_runtime/lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
+	want := filetree.Put(t, site, "nvidia/cuda_runtime/lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "[search]\norder = [\"wheels\"]\n")
 	explainPastFIFO(t, f, fifo, want)
 }
@@ -1306,7 +1311,7 @@ func TestHostile_fifoOnLoaderPath(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	want := filetree.Put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": first + ":" + filepath.Dir(want)}, "[search]\norder = [\"system\"]\n")
 	explainPastFIFO(t, f, fifo, want)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -25,8 +26,8 @@ import (
 // replacing what it leads to, changes the answer.
 func TestFind_throughLinks(t *testing.T) {
 	store, root, cache := t.TempDir(), t.TempDir(), t.TempDir()
-	v1 := put(t, store, "pkg-1/lib/libcudart.so.12.4.127", elfLib(t, "libcudart.so.12"))
-	v2 := put(t, store, "pkg-2/lib/libcudart.so.12.4.131", elfLib(t, "libcudart.so.12"))
+	v1 := filetree.Put(t, store, "pkg-1/lib/libcudart.so.12.4.127", elfLib(t, "libcudart.so.12"))
+	v2 := filetree.Put(t, store, "pkg-2/lib/libcudart.so.12.4.131", elfLib(t, "libcudart.so.12"))
 	link := filepath.Join(root, "lib64", "libcudart.so.12")
 	realnv.Symlink(t, v1, link)
 	env := testEnv{"CUDA_HOME": root, "PATHFINDER_CACHE_DIR": cache}
@@ -50,7 +51,7 @@ func TestFind_throughLinks(t *testing.T) {
 	}{
 		{"unchanged", func() {}, v1},
 		{"the link re-pointed", func() { os.Remove(link); realnv.Symlink(t, v2, link) }, v2},
-		{"what it leads to replaced", func() { put(t, store, "pkg-2/lib/libcudart.so.12.4.131", elfLib(t, "libcudnn.so.9")) }, ""},
+		{"what it leads to replaced", func() { filetree.Put(t, store, "pkg-2/lib/libcudart.so.12.4.131", elfLib(t, "libcudnn.so.9")) }, ""},
 	} {
 		step.change()
 		lib, err, hit := findFresh(t, env, config, "cudart")
@@ -64,7 +65,7 @@ func TestFind_throughLinks(t *testing.T) {
 
 	// A soname link to the toolkit's stub is a stub.
 	stubRoot := t.TempDir()
-	stub := put(t, stubRoot, "lib64/stubs/libcudart.so", elfLib(t, "libcudart.so.12"))
+	stub := filetree.Put(t, stubRoot, "lib64/stubs/libcudart.so", elfLib(t, "libcudart.so.12"))
 	realnv.Symlink(t, "stubs/libcudart.so", filepath.Join(stubRoot, "lib64", "libcudart.so.12"))
 	_, err := newFinder(t, testEnv{"CUDA_HOME": stubRoot}, config).Find(bg, "cudart")
 	want := filepath.Join(stubRoot, "lib64", "libcudart.so.12") + " → stubs/libcudart.so (" + stub + "): a stubs/ library"
@@ -79,9 +80,9 @@ func TestFind_throughLinks(t *testing.T) {
 func TestLoad_changedWhileLoading(t *testing.T) {
 	needLoader(t)
 	site, marks := t.TempDir(), t.TempDir()
-	lib := put(t, site, "pf/lib/libswapd.so.1", ctorLib(t, "libswapd.so.1", filepath.Join(marks, "checked"), "swapd_checked"))
+	lib := filetree.Put(t, site, "pf/lib/libswapd.so.1", ctorLib(t, "libswapd.so.1", filepath.Join(marks, "checked"), "swapd_checked"))
 	other := ctorLib(t, "libswapd.so.1", filepath.Join(marks, "other"), "swapd_other")
-	packs := put(t, t.TempDir(), "swapd.toml", pack("swapd", `site_packages_linux = ["pf/lib"]`))
+	packs := filetree.Put(t, t.TempDir(), "swapd.toml", pack("swapd", `site_packages_linux = ["pf/lib"]`))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n", func(o *Options) {
 		o.hooks.beforeDlopen = func(p string) {
 			if p == lib {
@@ -133,10 +134,10 @@ func TestLoad_linkRepointedByAnotherUser(t *testing.T) {
 		tag := fmt.Sprintf("%04d", i)
 		pk.Write(pack("rept"+tag, `site_packages_linux = ["pf/lib"]`))
 		pk.WriteString("\n")
-		put(t, outside, "good/librept"+tag+".so.1", []byte(strings.ReplaceAll(string(good), "0000", tag)))
-		put(t, outside, "evil/librept"+tag+".so.1", []byte(strings.ReplaceAll(string(evil), "0000", tag)))
+		filetree.Put(t, outside, "good/librept"+tag+".so.1", []byte(strings.ReplaceAll(string(good), "0000", tag)))
+		filetree.Put(t, outside, "evil/librept"+tag+".so.1", []byte(strings.ReplaceAll(string(evil), "0000", tag)))
 	}
-	packs := put(t, t.TempDir(), "rept.toml", []byte(pk.String()))
+	packs := filetree.Put(t, t.TempDir(), "rept.toml", []byte(pk.String()))
 	loadFlipped(t, testEnv{"PATHFINDER_SITE_PACKAGES": base, "PATHFINDER_PACKS": packs}, "[search]\norder = [\"wheels\"]\n", "rept", marks, func(i int, evil bool) {
 		l, to := fmt.Sprintf("librept%04d.so.1", i), "good"
 		if evil {
@@ -155,9 +156,9 @@ func TestLoad_linkRepointedByAnotherUser(t *testing.T) {
 // paths, to the real library its search reaches next.
 func TestFind_systemStubThroughLink(t *testing.T) {
 	toolkit, linkDir, driver := t.TempDir(), t.TempDir(), t.TempDir()
-	stub := put(t, toolkit, "lib64/stubs/libcuda.so", elfLib(t, "libcuda.so.1"))
+	stub := filetree.Put(t, toolkit, "lib64/stubs/libcuda.so", elfLib(t, "libcuda.so.1"))
 	realnv.Symlink(t, stub, filepath.Join(linkDir, "libcuda.so.1"))
-	real := put(t, driver, "libcuda.so.1", elfLib(t, "libcuda.so.1"))
+	real := filetree.Put(t, driver, "libcuda.so.1", elfLib(t, "libcuda.so.1"))
 	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": linkDir + ":" + driver}, "")
 	ex := f.Explain(bg, DynamicLib, "cuda")
 	if ex.Err != nil || ex.Result.Path != real {
@@ -176,10 +177,10 @@ func TestLoad_linkToWritableDirectory(t *testing.T) {
 	needLoader(t)
 	site, shared := t.TempDir(), t.TempDir()
 	os.Chmod(shared, 0o777)
-	target := put(t, shared, "libtrustl.so.1", elfLib(t, "libtrustl.so.1"))
+	target := filetree.Put(t, shared, "libtrustl.so.1", elfLib(t, "libtrustl.so.1"))
 	link := filepath.Join(site, "pf", "lib", "libtrustl.so.1")
 	realnv.Symlink(t, target, link)
-	packs := put(t, t.TempDir(), "trustl.toml", pack("trustl", `site_packages_linux = ["pf/lib"]`))
+	packs := filetree.Put(t, t.TempDir(), "trustl.toml", pack("trustl", `site_packages_linux = ["pf/lib"]`))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
 	ex := f.Explain(bg, DynamicLib, "trustl")
 	want := "a load goes through the checked file's descriptor, as directory " + shared + " is writable by others"
@@ -229,8 +230,8 @@ func TestRealPath_linkFlippedByAnotherUser(t *testing.T) {
 		}
 		for i := first; i < first+n; i++ {
 			tag := fmt.Sprintf("%04d", i)
-			put(t, site, "pf/"+side+"/libflipl"+tag+".so.1", bytes.ReplaceAll(ctor, []byte("0000"), []byte(tag)))
-			put(t, site, "pf/"+side+"/libflipf"+tag+".so.1", bytes.ReplaceAll(checked, []byte("0000"), []byte(tag)))
+			filetree.Put(t, site, "pf/"+side+"/libflipl"+tag+".so.1", bytes.ReplaceAll(ctor, []byte("0000"), []byte(tag)))
+			filetree.Put(t, site, "pf/"+side+"/libflipf"+tag+".so.1", bytes.ReplaceAll(checked, []byte("0000"), []byte(tag)))
 			if side == "a" {
 				for _, kind := range []string{"l", "f"} {
 					pk.Write(pack("flip"+kind+tag, `site_packages_linux = ["pf/lib"]`))
@@ -240,7 +241,7 @@ func TestRealPath_linkFlippedByAnotherUser(t *testing.T) {
 		}
 	}
 	filepath.Walk(site, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
-	packs := put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
+	packs := filetree.Put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
 	// lib is the directory a, then a link to b, and again, as fast as the kernel exchanges them.
 	realnv.Symlink(t, "b", filepath.Join(site, "pf/lib"))
 	os.Lchown(filepath.Join(site, "pf/lib"), 65534, 65534)

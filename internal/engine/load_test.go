@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // Each test loads libraries no other test loads: what a process loaded stays loaded.
@@ -17,10 +18,10 @@ func TestLoad_dependencyFirst(t *testing.T) {
 		t.Skip("this build cannot load libraries")
 	}
 	site := t.TempDir()
-	lt := put(t, site, "nvidia/cu13/lib/libcublasLt.so.13", elfLib(t, "libcublasLt.so.13"))
+	lt := filetree.Put(t, site, "nvidia/cu13/lib/libcublasLt.so.13", elfLib(t, "libcublasLt.so.13"))
 	// libcublas.so.13 needs libcublasLt.so.13 (DT_NEEDED), which is in no loader path: it loads only
 	// because pathfinder loads the dependency first.
-	blas := put(t, site, "nvidia/cu13/lib/libcublas.so.13", elfLib(t, "libcublas.so.13", lt))
+	blas := filetree.Put(t, site, "nvidia/cu13/lib/libcublas.so.13", elfLib(t, "libcublas.so.13", lt))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
 	lib, err := f.Load(bg, "cublas")
 	if err != nil {
@@ -54,7 +55,7 @@ func TestLoad_dependencyFailureIsTheCallers(t *testing.T) {
 		t.Skip("this build cannot load libraries")
 	}
 	site := t.TempDir()
-	put(t, site, "nvidia/cu13/lib/libcusparse.so.12", elfLib(t, "libcusparse.so.12"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libcusparse.so.12", elfLib(t, "libcusparse.so.12"))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site}, "")
 	_, err := f.Load(bg, "cusparse")
 	var se *SearchError
@@ -102,8 +103,8 @@ func TestLoad_absolutePathFromLoader(t *testing.T) {
 		t.Skip("this build cannot load libraries")
 	}
 	conda := t.TempDir()
-	want := put(t, conda, "lib/libnppig.so.13", elfLib(t, "libnppig.so.13"))
-	put(t, conda, "lib/libnppc.so.13", elfLib(t, "libnppc.so.13"))
+	want := filetree.Put(t, conda, "lib/libnppig.so.13", elfLib(t, "libnppig.so.13"))
+	filetree.Put(t, conda, "lib/libnppc.so.13", elfLib(t, "libnppc.so.13"))
 	f := newFinder(t, testEnv{"CONDA_PREFIX": conda}, "")
 	lib, err := f.Load(bg, "nppig")
 	if err != nil {
@@ -124,9 +125,9 @@ func TestLoad_fileSwappedAfterValidation(t *testing.T) {
 		t.Skip("this build cannot load libraries")
 	}
 	site, conda := t.TempDir(), t.TempDir()
-	swapped := put(t, site, "nvidia/cu13/lib/libnppitc.so.13", elfLib(t, "libnppitc.so.13"))
-	fromConda := put(t, conda, "lib/libnppitc.so.13", elfLib(t, "libnppitc.so.13"))
-	put(t, conda, "lib/libnppc.so.13", elfLib(t, "libnppc.so.13")) // its dependency
+	swapped := filetree.Put(t, site, "nvidia/cu13/lib/libnppitc.so.13", elfLib(t, "libnppitc.so.13"))
+	fromConda := filetree.Put(t, conda, "lib/libnppitc.so.13", elfLib(t, "libnppitc.so.13"))
+	filetree.Put(t, conda, "lib/libnppc.so.13", elfLib(t, "libnppc.so.13")) // its dependency
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CONDA_PREFIX": conda}, "", func(o *Options) {
 		o.hooks.beforeLoad = func(p string) {
 			if p == swapped {

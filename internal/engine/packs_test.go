@@ -10,20 +10,21 @@ import (
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestPacks_discovery(t *testing.T) {
 	sys, home, venv, envDir, cfgDir := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
-	put(t, sys, "packs.d/b-sys.toml", pack("sysb"))
-	put(t, sys, "packs.d/a-sys.toml", pack("sysa")) // read before b: name order
-	put(t, sys, "packs.d/README.md", []byte("not a pack"))
-	put(t, sys, "packs.d/.#a-sys.toml", []byte("an editor's lock file"))
-	put(t, home, "config/pathfinder/packs.d/user.toml", pack("user"))
-	put(t, venv, "share/pathfinder/packs.d/venv.toml", pack("venv"))
-	envFile := put(t, envDir, "one.toml", pack("envfile"))
-	put(t, envDir, "dir/two.toml", pack("envdir"))
-	put(t, cfgDir, "packs/cfg.toml", pack("cfg"))
-	config := put(t, cfgDir, "pathfinder.toml", []byte("[packs]\ndirs = [\"packs\"]\n"))
+	filetree.Put(t, sys, "packs.d/b-sys.toml", pack("sysb"))
+	filetree.Put(t, sys, "packs.d/a-sys.toml", pack("sysa")) // read before b: name order
+	filetree.Put(t, sys, "packs.d/README.md", []byte("not a pack"))
+	filetree.Put(t, sys, "packs.d/.#a-sys.toml", []byte("an editor's lock file"))
+	filetree.Put(t, home, "config/pathfinder/packs.d/user.toml", pack("user"))
+	filetree.Put(t, venv, "share/pathfinder/packs.d/venv.toml", pack("venv"))
+	envFile := filetree.Put(t, envDir, "one.toml", pack("envfile"))
+	filetree.Put(t, envDir, "dir/two.toml", pack("envdir"))
+	filetree.Put(t, cfgDir, "packs/cfg.toml", pack("cfg"))
+	config := filetree.Put(t, cfgDir, "pathfinder.toml", []byte("[packs]\ndirs = [\"packs\"]\n"))
 	env := testEnv{
 		"HOME":             home,
 		"XDG_CONFIG_HOME":  filepath.Join(home, "config"),
@@ -67,8 +68,8 @@ func TestPacks_discovery(t *testing.T) {
 
 func TestPacks_replaces(t *testing.T) {
 	sys, user := t.TempDir(), t.TempDir()
-	put(t, sys, "packs.d/acme.toml", pack("acmefft"))
-	put(t, user, "pathfinder/packs.d/fix.toml", append(pack("acmefft", "replaces = true"), "\n[[library]]\nname = \"cudart\"\nreplaces = true\npackaged_with = \"ctk\"\nlinux_sonames = [\"libcudart.so.14\"]\n"...))
+	filetree.Put(t, sys, "packs.d/acme.toml", pack("acmefft"))
+	filetree.Put(t, user, "pathfinder/packs.d/fix.toml", append(pack("acmefft", "replaces = true"), "\n[[library]]\nname = \"cudart\"\nreplaces = true\npackaged_with = \"ctk\"\nlinux_sonames = [\"libcudart.so.14\"]\n"...))
 	f := newFinderOpts(t, Options{SystemConfigDir: sys, LookupEnv: testEnv{"XDG_CONFIG_HOME": user}.lookup})
 	if got := strings.Join(f.FileNames(DynamicLib, "cudart"), " "); got != "libcudart.so.14" {
 		t.Fatalf("cudart file names %q: the user pack replaces the builtin one", got)
@@ -119,7 +120,7 @@ func TestPacks_Errors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sys := t.TempDir()
 			for name, data := range tt.files {
-				put(t, sys, name, data)
+				filetree.Put(t, sys, name, data)
 			}
 			env := tt.env
 			if env == nil {
@@ -163,8 +164,8 @@ func TestPacks_relativeVenv(t *testing.T) {
 func TestPacks_vendorLibraryWithDependency(t *testing.T) {
 	venv := t.TempDir()
 	site := filepath.Join(venv, "lib/python3.12/site-packages")
-	put(t, site, "acme/lib/libacmefft.so.2", elfLib(t, "libacmefft.so.2"))
-	put(t, venv, "share/pathfinder/packs.d/acme.toml", []byte(`[[library]]
+	filetree.Put(t, site, "acme/lib/libacmefft.so.2", elfLib(t, "libacmefft.so.2"))
+	filetree.Put(t, venv, "share/pathfinder/packs.d/acme.toml", []byte(`[[library]]
 name = "acmefft"
 packaged_with = "other"
 linux_sonames = ["libacmefft.so.2"]

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/builtin"
@@ -26,7 +27,7 @@ func TestPluginFile_Errors(t *testing.T) {
 	}{
 		{"a relative source is relative to the config file's directory",
 			"[plugin.site]\nsource = \"plugins/site.wasm\"\n",
-			func(t *testing.T, dir string) { putMode(t, dir, "plugins/site.wasm", module, 0o644) },
+			func(t *testing.T, dir string) { filetree.PutMode(t, dir, "plugins/site.wasm", module, 0o644) },
 			""},
 		{"a missing file, with where it is set and which orders name it",
 			"[plugin.site]\nsource = \"site.wasm\"\n[library.cudart]\norder = [\"site\", \"wheels\"]\n",
@@ -38,38 +39,38 @@ func TestPluginFile_Errors(t *testing.T) {
 			`$DIR/site.wasm is not a regular file`},
 		{"writable by others",
 			"[plugin.site]\nsource = \"site.wasm\"\n",
-			func(t *testing.T, dir string) { putMode(t, dir, "site.wasm", module, 0o666) },
+			func(t *testing.T, dir string) { filetree.PutMode(t, dir, "site.wasm", module, 0o666) },
 			`$DIR/site.wasm is writable by others than its owner (mode 0666): refused; run chmod go-w on it, or set allow_writable = true in [plugin.site]`},
 		{"writable by others, allowed",
 			"[plugin.site]\nsource = \"site.wasm\"\nallow_writable = true\n",
-			func(t *testing.T, dir string) { putMode(t, dir, "site.wasm", module, 0o666) },
+			func(t *testing.T, dir string) { filetree.PutMode(t, dir, "site.wasm", module, 0o666) },
 			""},
 		{"in a directory others can write",
 			"[plugin.site]\nsource = \"d/site.wasm\"\n",
 			func(t *testing.T, dir string) {
-				putMode(t, dir, "d/site.wasm", module, 0o644)
+				filetree.PutMode(t, dir, "d/site.wasm", module, 0o644)
 				os.Chmod(filepath.Join(dir, "d"), 0o777)
 			},
 			`$DIR/d/site.wasm: directory $DIR/d is writable by others than its owner (mode 0777), so another user could replace it: refused`},
 		{"reached through a symlink in a directory others can write",
 			"[plugin.site]\nsource = \"w/site.wasm\"\n",
 			func(t *testing.T, dir string) {
-				putMode(t, dir, "private/site.wasm", module, 0o644)
-				mkdir(t, dir, "w", 0o777)
+				filetree.PutMode(t, dir, "private/site.wasm", module, 0o644)
+				filetree.Mkdir(t, dir, "w", 0o777)
 				os.Symlink("../private/site.wasm", filepath.Join(dir, "w/site.wasm"))
 			},
 			`directory $DIR/w is writable by others than its owner (mode 0777), so another user could replace it: refused`},
 		{"below an ancestor others can write",
 			"[plugin.site]\nsource = \"a/b/site.wasm\"\n",
 			func(t *testing.T, dir string) {
-				putMode(t, dir, "a/b/site.wasm", module, 0o644)
+				filetree.PutMode(t, dir, "a/b/site.wasm", module, 0o644)
 				os.Chmod(filepath.Join(dir, "a"), 0o777)
 			},
 			`directory $DIR/a is writable by others than its owner (mode 0777), so another user could replace it: refused`},
 		{"a symlink to a file below an ancestor others can write",
 			"[plugin.site]\nsource = \"link.wasm\"\n",
 			func(t *testing.T, dir string) {
-				putMode(t, dir, "a/b/site.wasm", module, 0o644)
+				filetree.PutMode(t, dir, "a/b/site.wasm", module, 0o644)
 				os.Chmod(filepath.Join(dir, "a"), 0o770) // writable by its group, one others are in
 				os.Chown(filepath.Join(dir, "a"), -1, 100)
 				os.Symlink(filepath.Join(dir, "a/b/site.wasm"), filepath.Join(dir, "link.wasm"))
@@ -78,7 +79,7 @@ func TestPluginFile_Errors(t *testing.T) {
 		{"in a directory another user owns",
 			"[plugin.site]\nsource = \"theirs/site.wasm\"\n",
 			func(t *testing.T, dir string) {
-				putMode(t, dir, "theirs/site.wasm", module, 0o644)
+				filetree.PutMode(t, dir, "theirs/site.wasm", module, 0o644)
 				if err := os.Chown(filepath.Join(dir, "theirs"), 65534, 65534); err != nil {
 					t.Skipf("needs root to give a directory to nobody: %v", err)
 				}
@@ -87,28 +88,28 @@ func TestPluginFile_Errors(t *testing.T) {
 		{"in a directory others can write, pinned: its hash is checked on every load instead",
 			"[plugin.site]\nsource = \"d/site.wasm\"\nsha256 = \"" + sum(module) + "\"\n",
 			func(t *testing.T, dir string) {
-				putMode(t, dir, "d/site.wasm", module, 0o644)
+				filetree.PutMode(t, dir, "d/site.wasm", module, 0o644)
 				os.Chmod(filepath.Join(dir, "d"), 0o777)
 			},
 			""},
 		{"a sticky directory others can write is fine (as /tmp)",
 			"[plugin.site]\nsource = \"d/site.wasm\"\n",
 			func(t *testing.T, dir string) {
-				putMode(t, dir, "d/site.wasm", module, 0o644)
+				filetree.PutMode(t, dir, "d/site.wasm", module, 0o644)
 				os.Chmod(filepath.Join(dir, "d"), 0o777|os.ModeSticky)
 			},
 			""},
 		{"a pin that matches",
 			"[plugin.site]\nsource = \"site.wasm\"\nsha256 = \"" + strings.ToUpper(sum(module)) + "\"\n",
-			func(t *testing.T, dir string) { putMode(t, dir, "site.wasm", module, 0o644) },
+			func(t *testing.T, dir string) { filetree.PutMode(t, dir, "site.wasm", module, 0o644) },
 			""},
 		{"a pin that does not match, at the pin's position",
 			"[plugin.site]\nsource = \"site.wasm\"\n\nsha256 = \"" + sum([]byte("other")) + "\"\n[search]\norder = [\"site\"]\n",
-			func(t *testing.T, dir string) { putMode(t, dir, "site.wasm", module, 0o644) },
+			func(t *testing.T, dir string) { filetree.PutMode(t, dir, "site.wasm", module, 0o644) },
 			`config $DIR/p.toml:4:1: plugin "site": $DIR/site.wasm has sha256 ` + sum(module) + `, not the pinned ` + sum([]byte("other")) + `: refused (a changed plugin needs a new pin) (named in search.order)`},
 		{"a pin that is not hex past its eighth digit",
 			"[plugin.site]\nsource = \"site.wasm\"\nsha256 = \"" + strings.Repeat("0", 20) + "zz" + strings.Repeat("0", 42) + "\"\n",
-			func(t *testing.T, dir string) { put(t, dir, "site.wasm", module) },
+			func(t *testing.T, dir string) { filetree.Put(t, dir, "site.wasm", module) },
 			`$DIR/p.toml:3:1: plugin "site": sha256 "` + strings.Repeat("0", 20) + "zz"},
 		{"a pinned builtin that matches",
 			"[plugin.wheels]\nsha256 = \"" + sum(builtin.StepsModule()) + "\"\n",
@@ -126,7 +127,7 @@ func TestPluginFile_Errors(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, dir)
 			}
-			config := put(t, dir, "p.toml", []byte(tt.config))
+			config := filetree.Put(t, dir, "p.toml", []byte(tt.config))
 			f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"PATHFINDER_CACHE_DIR": t.TempDir()}.lookup})
 			want := strings.ReplaceAll(tt.want, "$DIR", dir)
 			switch {
@@ -149,8 +150,8 @@ func TestPluginFile_pinMemo(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
 	module := []byte("\x00asm\x01\x00\x00\x00")
 	s := sha256.Sum256(module)
-	wasm := putMode(t, dir, "site.wasm", module, 0o644)
-	config := put(t, dir, "p.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nsha256 = \""+hex.EncodeToString(s[:])+"\"\n"))
+	wasm := filetree.PutMode(t, dir, "site.wasm", module, 0o644)
+	config := filetree.Put(t, dir, "p.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nsha256 = \""+hex.EncodeToString(s[:])+"\"\n"))
 	open := func() error {
 		f, err := New(Options{ConfigFile: config, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"PATHFINDER_CACHE_DIR": cache}.lookup})
 		if err == nil {
@@ -217,10 +218,10 @@ func builtinHash() string {
 
 func TestFinder_Settings(t *testing.T) {
 	dir := t.TempDir()
-	putMode(t, dir, "site.wasm", []byte("\x00asm"), 0o644)
+	filetree.PutMode(t, dir, "site.wasm", []byte("\x00asm"), 0o644)
 	user := t.TempDir()
-	put(t, user, "pathfinder/pathfinder.toml", []byte("[plugin.conda]\ntimeout = \"2s\"\n"))
-	config := put(t, dir, "site.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nread = [\"/opt/apps/cuda\"]\n\n[plugin.site.options]\nroot = \"/opt/apps/cuda\"\n\n[library.cudart]\norder = [\"site\", \"wheels\"]\n"))
+	filetree.Put(t, user, "pathfinder/pathfinder.toml", []byte("[plugin.conda]\ntimeout = \"2s\"\n"))
+	config := filetree.Put(t, dir, "site.toml", []byte("[plugin.site]\nsource = \"site.wasm\"\nread = [\"/opt/apps/cuda\"]\n\n[plugin.site.options]\nroot = \"/opt/apps/cuda\"\n\n[library.cudart]\norder = [\"site\", \"wheels\"]\n"))
 	f := newFinderOpts(t, Options{ConfigFile: config, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{"XDG_CONFIG_HOME": user}.lookup})
 	got := map[string]inspect.Setting{}
 	for _, s := range f.Settings() {
@@ -248,7 +249,7 @@ func TestFinder_Settings(t *testing.T) {
 		t.Fatalf("formatted:\n%s", out)
 	}
 	// What pathfinder config prints is a config file: it reads back, strictly, to the same settings.
-	back := put(t, t.TempDir(), "effective.toml", []byte(out))
+	back := filetree.Put(t, t.TempDir(), "effective.toml", []byte(out))
 	g := newFinderOpts(t, Options{ConfigFile: back, SystemConfigDir: t.TempDir(), LookupEnv: testEnv{}.lookup})
 	for _, s := range g.Settings() {
 		if want, ok := got[s.Key]; !ok || want.TOML() != s.TOML() {

@@ -23,6 +23,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
@@ -52,7 +53,7 @@ func reliabilitySite(t *testing.T) (site string, want map[string]string) {
 	so := anyLib(t) // the content only has to pass validation
 	f := newFinder(t, nil, "")
 	for _, name := range reliabilityFound {
-		want[name] = put(t, site, "nvidia/cu13/lib/"+f.FileNames(DynamicLib, name)[0], so)
+		want[name] = filetree.Put(t, site, "nvidia/cu13/lib/"+f.FileNames(DynamicLib, name)[0], so)
 	}
 	return site, want
 }
@@ -295,8 +296,8 @@ func TestReliability_manyFinders(t *testing.T) {
 	if soak() {
 		n = 10_000
 	}
-	lib := put(t, t.TempDir(), "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-	config := put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
+	lib := filetree.Put(t, t.TempDir(), "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	config := filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
 	env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir(), "PATHFINDER_CONFIG": config}
 	sys := t.TempDir()
 	use := func() {
@@ -349,7 +350,7 @@ func tinyStep(t *testing.T, dir, lib string, extra ...string) string {
 	}
 	resp := fmt.Sprintf(`{"candidates":[{"path":%q,"found_via":"tiny"}]}`, lib)
 	m := hostileModule{version: hostileI32(abi.Version), alloc: hostileI32(1024), search: hostileI64(uint64(len(resp))), pages: 1, data: []byte(resp)}
-	src := putMode(t, dir, "tiny.wasm", m.encode(), 0o644)
+	src := filetree.PutMode(t, dir, "tiny.wasm", m.encode(), 0o644)
 	return fmt.Sprintf("[search]\norder = [\"tiny\"]\n\n[plugin.tiny]\nsource = %q\nread = [%q]\n%s", src, filepath.Dir(lib), strings.Join(extra, "\n"))
 }
 
@@ -357,7 +358,7 @@ func tinyStep(t *testing.T, dir, lib string, extra ...string) string {
 // nothing), as step "other".
 func otherStep(t *testing.T) string {
 	m := hostileModule{initialize: []byte{0x0b}, version: hostileI32(abi.Version), alloc: hostileI32(2048), search: hostileI64(0), pages: 2}
-	src := putMode(t, t.TempDir(), "other.wasm", m.encode(), 0o644)
+	src := filetree.PutMode(t, t.TempDir(), "other.wasm", m.encode(), 0o644)
 	return fmt.Sprintf("[plugin.other]\nsource = %q\n", src)
 }
 
@@ -488,7 +489,7 @@ func lastLines(s string, n int) string {
 // process finds a good entry again.
 func TestFaults_compilationCache(t *testing.T) {
 	dir := t.TempDir()
-	lib := put(t, dir, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	lib := filetree.Put(t, dir, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	eachEntry := func(edit func(t *testing.T, path string, data []byte)) func(t *testing.T, base string) {
 		return func(t *testing.T, base string) {
 			entries := compiledEntries(t, base)
@@ -569,7 +570,7 @@ func TestFaults_compilationCache(t *testing.T) {
 			}
 		})},
 		{name: "a symlink in place of an entry", after: rebuilt, brk: eachEntry(func(t *testing.T, p string, data []byte) {
-			target := put(t, t.TempDir(), "entry", data)
+			target := filetree.Put(t, t.TempDir(), "entry", data)
 			os.Remove(p)
 			if err := os.Symlink(target, p); err != nil {
 				t.Fatal(err)
@@ -630,16 +631,16 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		{"a private directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "cache") }, true},
 		{"not made yet, below a directory that does not exist", func(t *testing.T, dir string) string { return filepath.Join(dir, "a/b/cache") }, false},
 		{"below a directory others can write", func(t *testing.T, dir string) string {
-			mkdir(t, dir, "w", 0o777)
+			filetree.Mkdir(t, dir, "w", 0o777)
 			os.MkdirAll(filepath.Join(dir, "w/cache"), 0o700)
 			return filepath.Join(dir, "w/cache")
 		}, false},
 		{"not made yet, below a directory others can write", func(t *testing.T, dir string) string {
-			mkdir(t, dir, "w", 0o777)
+			filetree.Mkdir(t, dir, "w", 0o777)
 			return filepath.Join(dir, "w/cache")
 		}, false},
 		{"below a sticky directory others can write, as /tmp", func(t *testing.T, dir string) string {
-			mkdir(t, dir, "tmp", 0o777|os.ModeSticky)
+			filetree.Mkdir(t, dir, "tmp", 0o777|os.ModeSticky)
 			os.MkdirAll(filepath.Join(dir, "tmp/cache"), 0o700)
 			return filepath.Join(dir, "tmp/cache")
 		}, true},
@@ -650,12 +651,12 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		}, false},
 		{"reached through a symlink in a directory others can write", func(t *testing.T, dir string) string {
 			os.MkdirAll(filepath.Join(dir, "private/cache"), 0o700)
-			mkdir(t, dir, "w", 0o777)
+			filetree.Mkdir(t, dir, "w", 0o777)
 			os.Symlink(filepath.Join(dir, "private"), filepath.Join(dir, "w/link"))
 			return filepath.Join(dir, "w/link/cache")
 		}, false},
 		{"a symlink to a directory others can write", func(t *testing.T, dir string) string {
-			mkdir(t, dir, "w", 0o777)
+			filetree.Mkdir(t, dir, "w", 0o777)
 			os.MkdirAll(filepath.Join(dir, "w/cache"), 0o700)
 			os.Symlink(filepath.Join(dir, "w/cache"), filepath.Join(dir, "link"))
 			return filepath.Join(dir, "link")
@@ -700,10 +701,10 @@ func TestFaults_compilationCacheUnwritable(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(shared) })
 	os.Chmod(shared, 0o755)
-	lib := put(t, shared, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	lib := filetree.Put(t, shared, "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	config := tinyStep(t, shared, lib)
 
-	file := put(t, t.TempDir(), "file", []byte("not a directory"))
+	file := filetree.Put(t, t.TempDir(), "file", []byte("not a directory"))
 	tests := []struct {
 		name  string
 		base  func(t *testing.T) string // the cache directory
@@ -793,10 +794,10 @@ func copyFile(t *testing.T, from, to string) {
 // the entry it rewrote.
 func TestFaults_resultCache(t *testing.T) {
 	dir := t.TempDir()
-	lib := put(t, dir, "lib/libcudart.so.13", anyLib(t)) // the tiny step proposes it for nvrtc too
-	elsewhere := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	lib := filetree.Put(t, dir, "lib/libcudart.so.13", anyLib(t)) // the tiny step proposes it for nvrtc too
+	elsewhere := filetree.Put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	// The config's path is part of the key: one file for every Engine, named by PATHFINDER_CONFIG.
-	config := put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
+	config := filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(tinyStep(t, "", lib)))
 	entry := func(edit func(t *testing.T, f *Engine, data []byte) []byte) func(t *testing.T, f *Engine, base string) {
 		return func(t *testing.T, f *Engine, base string) {
 			p := f.results.Path(f.resultKey(DynamicLib, "cudart"))
@@ -824,7 +825,7 @@ func TestFaults_resultCache(t *testing.T) {
 	rewrite := func(path string) func(t *testing.T, f *Engine, base string) {
 		return func(t *testing.T, f *Engine, base string) { rewriteEntry(t, f, path, "") }
 	}
-	shadow := put(t, dir, "lib/shadow", []byte("root:$6$secret:19000:0:99999:7:::\n")) // in the granted directory, no library
+	shadow := filetree.Put(t, dir, "lib/shadow", []byte("root:$6$secret:19000:0:99999:7:::\n")) // in the granted directory, no library
 	tests := []struct {
 		name     string
 		brk      func(t *testing.T, f *Engine, base string)
@@ -868,7 +869,7 @@ func TestFaults_resultCache(t *testing.T) {
 		}},
 		{name: "unwritable: results is a file", uncached: true, brk: func(t *testing.T, f *Engine, base string) {
 			os.RemoveAll(filepath.Join(base, "results"))
-			put(t, base, "results", []byte("not a directory"))
+			filetree.Put(t, base, "results", []byte("not a directory"))
 		}},
 	}
 	for _, tt := range tests {
@@ -933,7 +934,7 @@ func TestFaults_catalogCache(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := t.TempDir()
-			env := testEnv{"PATHFINDER_CACHE_DIR": base, "PATHFINDER_PACKS": put(t, t.TempDir(), "vendor.toml", pack("vendorlib", `site_packages_linux = ["v/lib"]`))}
+			env := testEnv{"PATHFINDER_CACHE_DIR": base, "PATHFINDER_PACKS": filetree.Put(t, t.TempDir(), "vendor.toml", pack("vendorlib", `site_packages_linux = ["v/lib"]`))}
 			want := newFinder(t, env, "").FileNames(DynamicLib, "cudart")
 			files, _ := filepath.Glob(filepath.Join(base, "catalog-*.bin"))
 			if len(files) != 1 || len(want) == 0 {
@@ -961,8 +962,8 @@ func TestFaults_catalogCache(t *testing.T) {
 func TestFaults_configOrPackDeleted(t *testing.T) {
 	site := t.TempDir()
 	so := anyLib(t) // stands for both reliab and cudart
-	inSite := put(t, site, "reliab/lib/libreliab.so.1", so)
-	wheelsLib := put(t, site, "nvidia/cu13/lib/libcudart.so.13", so)
+	inSite := filetree.Put(t, site, "reliab/lib/libreliab.so.1", so)
+	wheelsLib := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", so)
 	tiny := []byte(tinyStep(t, "", inSite)) // proposes inSite whatever the name
 	packLib := pack("reliab", `site_packages_linux = ["reliab/lib"]`)
 
@@ -976,23 +977,23 @@ func TestFaults_configOrPackDeleted(t *testing.T) {
 	}{
 		{name: "a pack named by $PATHFINDER_PACKS", lib: "reliab", err: "(" + inspect.PackFromEnv + "): no such file or directory",
 			setup: func(t *testing.T, env testEnv) string {
-				env["PATHFINDER_PACKS"] = put(t, t.TempDir(), "reliab.toml", packLib)
+				env["PATHFINDER_PACKS"] = filetree.Put(t, t.TempDir(), "reliab.toml", packLib)
 				return env["PATHFINDER_PACKS"]
 			}},
 		{name: "a pack in a directory named by $PATHFINDER_PACKS", lib: "reliab", is: ErrUnknown,
 			setup: func(t *testing.T, env testEnv) string {
 				env["PATHFINDER_PACKS"] = t.TempDir()
-				return put(t, env["PATHFINDER_PACKS"], "reliab.toml", packLib)
+				return filetree.Put(t, env["PATHFINDER_PACKS"], "reliab.toml", packLib)
 			}},
 		{name: "a pack in the user's packs.d", lib: "reliab", is: ErrUnknown,
 			setup: func(t *testing.T, env testEnv) string {
 				env["XDG_CONFIG_HOME"] = t.TempDir()
-				return put(t, env["XDG_CONFIG_HOME"], "pathfinder/packs.d/reliab.toml", packLib)
+				return filetree.Put(t, env["XDG_CONFIG_HOME"], "pathfinder/packs.d/reliab.toml", packLib)
 			}},
 		{name: "the file named by $PATHFINDER_CONFIG", lib: "cudart", err: "no such file or directory",
 			setup: func(t *testing.T, env testEnv) string {
 				delete(env, "PATHFINDER_CONFIG")
-				env["PATHFINDER_CONFIG"] = put(t, t.TempDir(), "p.toml", tiny)
+				env["PATHFINDER_CONFIG"] = filetree.Put(t, t.TempDir(), "p.toml", tiny)
 				return env["PATHFINDER_CONFIG"]
 			}},
 		// The default order again: the wheels step's answer, not the tiny step's cached one.
@@ -1000,13 +1001,13 @@ func TestFaults_configOrPackDeleted(t *testing.T) {
 			setup: func(t *testing.T, env testEnv) string {
 				delete(env, "PATHFINDER_CONFIG")
 				env["XDG_CONFIG_HOME"] = t.TempDir()
-				return put(t, env["XDG_CONFIG_HOME"], "pathfinder/pathfinder.toml", tiny)
+				return filetree.Put(t, env["XDG_CONFIG_HOME"], "pathfinder/pathfinder.toml", tiny)
 			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_CACHE_DIR": sharedCacheDir,
-				"PATHFINDER_CONFIG": put(t, t.TempDir(), "tiny.toml", tiny)}
+				"PATHFINDER_CONFIG": filetree.Put(t, t.TempDir(), "tiny.toml", tiny)}
 			remove := tt.setup(t, env)
 			if lib, err := newFinder(t, env, "").Find(bg, tt.lib); err != nil || lib.Path != inSite {
 				t.Fatalf("before: %+v, %v; want %s", lib, err, inSite)
@@ -1041,9 +1042,9 @@ func TestFaults_configOrPackDeleted(t *testing.T) {
 // right, and a third Engine must then answer every name from the cache, from well-formed entries.
 func TestFaults_twoProcesses(t *testing.T) {
 	site, want := reliabilitySite(t)
-	tinyLib := put(t, t.TempDir(), "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	tinyLib := filetree.Put(t, t.TempDir(), "lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	want["cudart"] = tinyLib
-	config := put(t, t.TempDir(), "pathfinder.toml", []byte(strings.Replace(tinyStep(t, "", tinyLib),
+	config := filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(strings.Replace(tinyStep(t, "", tinyLib),
 		"[search]\norder = [\"tiny\"]\n", "[library.cudart]\norder = [\"tiny\", \"wheels\"]\n", 1)))
 	names := append(append([]string(nil), reliabilityFound...), reliabilityMissing...)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestFind_canaryDlopenProbe: with [system] resolve = "dlopen" the canary's toolkit is where the
@@ -19,8 +20,8 @@ func TestFind_canaryDlopenProbe(t *testing.T) {
 	const dlopen = "[system]\nresolve = \"dlopen\"\n"
 	toolkit := func(t *testing.T) string {
 		cuda := t.TempDir()
-		put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-		put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+		filetree.Put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+		filetree.Put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
 		return cuda
 	}
 	t.Run("agrees with the model", func(t *testing.T) {
@@ -38,7 +39,7 @@ func TestFind_canaryDlopenProbe(t *testing.T) {
 		model, preloaded := toolkit(t), toolkit(t)
 		env := testEnv{"LD_LIBRARY_PATH": model + "/lib64", "PATHFINDER_CACHE_DIR": t.TempDir()}
 		// One config file for both Finders, so that they share result-cache keys.
-		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(dlopen))}
+		opts := Options{LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), ConfigFile: filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(dlopen))}
 		t.Run("preloaded", func(t *testing.T) {
 			// glibc hands out the already loaded library for its soname, wherever LD_LIBRARY_PATH points.
 			t.Setenv("LD_PRELOAD", preloaded+"/lib64/libcudart.so.13")
@@ -71,8 +72,8 @@ func TestFind_canaryDlopenProbe(t *testing.T) {
 		slow := filepath.Join(t.TempDir(), "slow.c")
 		os.WriteFile(slow, []byte("#include <unistd.h>\n__attribute__((constructor)) static void hang(void) { sleep(30); }\n"), 0o644)
 		cuda := t.TempDir()
-		put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13", slow))
-		put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+		filetree.Put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13", slow))
+		filetree.Put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
 		f := newFinder(t, testEnv{"LD_LIBRARY_PATH": cuda + "/lib64"}, dlopen+"dlopen_timeout = \"300ms\"\n")
 		if lib, err := f.Find(bg, "nvvm"); err == nil {
 			t.Fatalf("found %+v", lib)
@@ -88,7 +89,7 @@ func TestConfig_systemResolve(t *testing.T) {
 		{"[system]\nresolve = \"ldd\"\n", `pathfinder.toml:2:1: system.resolve: "ldd" is not "model" or "dlopen"`},
 		{"[system]\ndlopen_timeout = \"soon\"\n", `pathfinder.toml:2:1: system.dlopen_timeout: "soon" is not a positive duration`},
 	} {
-		_, err := New(Options{LookupEnv: testEnv{}.lookup, SystemConfigDir: t.TempDir(), ConfigFile: put(t, t.TempDir(), "pathfinder.toml", []byte(tt.config))})
+		_, err := New(Options{LookupEnv: testEnv{}.lookup, SystemConfigDir: t.TempDir(), ConfigFile: filetree.Put(t, t.TempDir(), "pathfinder.toml", []byte(tt.config))})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want %q", tt.config, err, tt.want)
 		}

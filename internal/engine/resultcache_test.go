@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/internal/resultcache"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
 	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
@@ -21,7 +22,7 @@ import (
 func TestResultCache_exact(t *testing.T) {
 	cache := t.TempDir()
 	site, cuda, cudaPath := t.TempDir(), t.TempDir(), t.TempDir()
-	lib13 := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	lib13 := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	env := testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_CACHE_DIR": cache, "CUDA_HOME": cuda}
 
 	lib, err, hit := findFresh(t, env, "", "cudart")
@@ -40,7 +41,7 @@ func TestResultCache_exact(t *testing.T) {
 	}{
 		{"an added config layer", func() {
 			env["XDG_CONFIG_HOME"] = t.TempDir()
-			put(t, env["XDG_CONFIG_HOME"], "pathfinder/pathfinder.toml", []byte("[cache]\nenabled = true\n"))
+			filetree.Put(t, env["XDG_CONFIG_HOME"], "pathfinder/pathfinder.toml", []byte("[cache]\nenabled = true\n"))
 		}, lib13},
 		{"a touched file", func() {
 			later := time.Now().Add(time.Hour)
@@ -53,14 +54,14 @@ func TestResultCache_exact(t *testing.T) {
 		}, lib13},
 		{"a removed file", func() { os.Remove(lib13) }, ""},
 		{"a new directory an earlier step lists", func() {
-			put(t, cuda, "lib64/libcudart.so.12", elfLib(t, "libcudart.so.12"))
+			filetree.Put(t, cuda, "lib64/libcudart.so.12", elfLib(t, "libcudart.so.12"))
 		}, filepath.Join(cuda, "lib64/libcudart.so.12")},
 		{"a different env value", func() { env["CUDA_PATH"] = cudaPath }, ""},
 		{"an edited config", func() {
-			env["PATHFINDER_CONFIG"] = put(t, t.TempDir(), "p.toml", []byte("[library.cudart]\norder = [\"envroots\"]\n"))
+			env["PATHFINDER_CONFIG"] = filetree.Put(t, t.TempDir(), "p.toml", []byte("[library.cudart]\norder = [\"envroots\"]\n"))
 		}, ""},
 		{"a file appearing where a not-found search looked", func() {
-			put(t, cudaPath, "lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
+			filetree.Put(t, cudaPath, "lib/libcudart.so.12", elfLib(t, "libcudart.so.12"))
 		}, filepath.Join(cudaPath, "lib/libcudart.so.12")},
 	}
 	for _, st := range steps {
@@ -140,7 +141,7 @@ func TestResultCache_discovery(t *testing.T) {
 	cache, home := t.TempDir(), t.TempDir()
 	venv := t.TempDir()
 	site := filepath.Join(venv, "lib", "python3.12", "site-packages")
-	lib := put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	lib := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	env := testEnv{"PATHFINDER_CACHE_DIR": cache, "HOME": home, "VIRTUAL_ENV": venv, "PATH": "/nonexistent"}
 
 	if got, err, hit := findFresh(t, env, "", "cudart"); err != nil || hit || got.Path != lib {
@@ -162,7 +163,7 @@ func TestResultCache_discovery(t *testing.T) {
 
 	// A newer Python's site-packages appears in the venv: discovery sees it first, so the answer is
 	// the library there, although nothing cudart's own search looked at changed.
-	newer := put(t, filepath.Join(venv, "lib", "python3.13", "site-packages"), "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	newer := filetree.Put(t, filepath.Join(venv, "lib", "python3.13", "site-packages"), "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	if got, err, hit := findFresh(t, env, "", "cudart"); err != nil || hit || got.Path != newer {
 		t.Fatalf("a new site-packages: %+v %v hit=%v, want a fresh answer %s", got, err, hit, newer)
 	}
@@ -187,7 +188,7 @@ func TestResultCache_discovery(t *testing.T) {
 	if _, err := newFinder(t, env, "").Find(bg, "nvrtc"); err == nil {
 		t.Fatal("nvrtc found before it exists")
 	}
-	nvrtc := put(t, filepath.Join(venv, "lib", "python3.13", "site-packages"), "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
+	nvrtc := filetree.Put(t, filepath.Join(venv, "lib", "python3.13", "site-packages"), "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
 	if got, err := g.Find(bg, "nvrtc"); err != nil || got.Path != nvrtc {
 		t.Fatalf("nvrtc after it appeared: %+v, %v; want %s", got, err, nvrtc)
 	}
@@ -248,7 +249,7 @@ func TestResultCache_loadedSince(t *testing.T) {
 	if !loader.StillAbsent(soname) {
 		t.Fatal("the absence was not remembered")
 	}
-	lib := put(t, t.TempDir(), soname, elfLib(t, soname))
+	lib := filetree.Put(t, t.TempDir(), soname, elfLib(t, soname))
 	if _, err := loader.Open(lib, false); err != nil {
 		t.Fatal(err)
 	}
@@ -343,11 +344,11 @@ func TestResultCache_revalidates(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			lib := put(t, dir, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-			other := put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			lib := filetree.Put(t, dir, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			other := filetree.Put(t, t.TempDir(), "libcudart.so.13", elfLib(t, "libcudart.so.13"))
 			env := testEnv{"PATHFINDER_CACHE_DIR": t.TempDir(), "PATHFINDER_SITE_PACKAGES": dir, "LD_LIBRARY_PATH": filepath.Dir(lib)}
 			// The config file's path is part of the key: one file for every Engine.
-			env["PATHFINDER_CONFIG"] = put(t, t.TempDir(), "p.toml", []byte(fmt.Sprintf("[search]\norder = [%q]\n", tt.step)))
+			env["PATHFINDER_CONFIG"] = filetree.Put(t, t.TempDir(), "p.toml", []byte(fmt.Sprintf("[search]\norder = [%q]\n", tt.step)))
 			config := ""
 			if got, err, _ := findFresh(t, env, config, "cudart"); err != nil || got.Path != lib {
 				t.Fatalf("populating: %+v, %v", got, err)
@@ -380,7 +381,7 @@ func TestResultCache_entryNotAFile(t *testing.T) {
 	}{
 		{"a directory", func(t *testing.T, entry, _ string) error { return os.Mkdir(entry, 0o755) }},
 		{"a directory holding files", func(t *testing.T, entry, _ string) error {
-			put(t, entry, "a/b", []byte("x"))
+			filetree.Put(t, entry, "a/b", []byte("x"))
 			return nil
 		}},
 		{"a symlink to a directory outside", func(t *testing.T, entry, outside string) error { return os.Symlink(outside, entry) }},
@@ -391,8 +392,8 @@ func TestResultCache_entryNotAFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cuda, outside := t.TempDir(), t.TempDir()
-			lib := put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-			keep := put(t, outside, "keep", []byte("someone's file"))
+			lib := filetree.Put(t, cuda, "lib64/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+			keep := filetree.Put(t, outside, "keep", []byte("someone's file"))
 			env := testEnv{"CUDA_PATH": cuda, "PATHFINDER_CACHE_DIR": t.TempDir()}
 			if got, err, _ := findFresh(t, env, "", "cudart"); err != nil || got.Path != lib {
 				t.Fatalf("first find: %+v, %v", got, err)

@@ -5,15 +5,17 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestFindTogether(t *testing.T) {
 	site := t.TempDir()
 	cuda := t.TempDir()
-	put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
-	put(t, site, "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	filetree.Put(t, site, "nvidia/cu13/lib/libnvrtc.so.13", elfLib(t, "libnvrtc.so.13"))
 	for _, so := range []string{"libcudart.so.12", "libnvrtc.so.12", "libcurand.so.10"} {
-		put(t, cuda, "lib64/"+so, elfLib(t, so))
+		filetree.Put(t, cuda, "lib64/"+so, elfLib(t, so))
 	}
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CUDA_HOME": cuda}, "")
 
@@ -42,7 +44,7 @@ func TestFindTogether(t *testing.T) {
 	}
 
 	other := t.TempDir()
-	put(t, other, "lib64/libcurand.so.10", elfLib(t, "libcurand.so.10"))
+	filetree.Put(t, other, "lib64/libcurand.so.10", elfLib(t, "libcurand.so.10"))
 	g := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "CUDA_HOME": other}, "")
 	_, err = g.FindTogether(bg, []string{"cudart", "curand"})
 	var me *MixedToolkitsError
@@ -54,9 +56,9 @@ func TestFindTogether(t *testing.T) {
 	}
 	// A root that lacks the first name is said to lack only that: it holds the second.
 	third := t.TempDir()
-	put(t, third, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
+	filetree.Put(t, third, "lib64/libnvrtc.so.12", elfLib(t, "libnvrtc.so.12"))
 	hsite := t.TempDir()
-	put(t, hsite, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
+	filetree.Put(t, hsite, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	h := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": hsite, "CUDA_HOME": third}, "")
 	_, err = h.FindTogether(bg, []string{"cudart", "nvrtc"})
 	if !errors.As(err, &me) || !reflect.DeepEqual(me.Missing, map[string][]string{hsite: {"nvrtc"}, third: {"cudart"}}) {

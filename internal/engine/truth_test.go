@@ -14,6 +14,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // The tests here hold load and find to what really happens in the process: which file the loader
@@ -45,12 +46,12 @@ func mappedFiles(t *testing.T, prefix string) []string {
 func TestLoad_alreadyLoadedWins(t *testing.T) {
 	needLoader(t)
 	site, elsewhere := t.TempDir(), t.TempDir()
-	packs := put(t, t.TempDir(), "wins.toml", []byte(string(pack("alwin", `site_packages_linux = ["pf/lib"]`, `dependencies = ["alwindep"]`))+"\n"+
+	packs := filetree.Put(t, t.TempDir(), "wins.toml", []byte(string(pack("alwin", `site_packages_linux = ["pf/lib"]`, `dependencies = ["alwindep"]`))+"\n"+
 		string(pack("alwindep", `site_packages_linux = ["pf/lib"]`))+"\n"+string(pack("alwinlink", `site_packages_linux = ["pf/lib"]`))))
-	wheelDep := put(t, site, "pf/lib/libalwindep.so.1", elfLib(t, "libalwindep.so.1"))
-	wheelLib := put(t, site, "pf/lib/libalwin.so.1", elfLib(t, "libalwin.so.1", "-Wl,--no-as-needed", wheelDep))
+	wheelDep := filetree.Put(t, site, "pf/lib/libalwindep.so.1", elfLib(t, "libalwindep.so.1"))
+	wheelLib := filetree.Put(t, site, "pf/lib/libalwin.so.1", elfLib(t, "libalwin.so.1", "-Wl,--no-as-needed", wheelDep))
 	// Another component's copy of the dependency: the same library, another file.
-	otherDep := put(t, elsewhere, "libalwindep.so.1", elfLib(t, "libalwindep.so.1"))
+	otherDep := filetree.Put(t, elsewhere, "libalwindep.so.1", elfLib(t, "libalwindep.so.1"))
 	if _, err := loader.Open(otherDep, false); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestLoad_alreadyLoadedWins(t *testing.T) {
 	}
 
 	// A hard link of a loaded file is the same file to the loader: the copy in the process, said so.
-	linked := put(t, elsewhere, "libalwinlink.so.1", elfLib(t, "libalwinlink.so.1"))
+	linked := filetree.Put(t, elsewhere, "libalwinlink.so.1", elfLib(t, "libalwinlink.so.1"))
 	if _, err := loader.Open(linked, false); err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +105,9 @@ func TestLoad_checkedFileThroughDescriptor(t *testing.T) {
 	if err := os.Chmod(lib, 0o777); err != nil { // anyone may rename in it
 		t.Fatal(err)
 	}
-	packs := put(t, t.TempDir(), "fd.toml", pack("viafd", `site_packages_linux = ["pf/lib"]`))
-	good := put(t, site, "pf/lib/libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "good"), "viafd_good"))
-	evil := put(t, outside, "libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "evil"), "viafd_evil"))
+	packs := filetree.Put(t, t.TempDir(), "fd.toml", pack("viafd", `site_packages_linux = ["pf/lib"]`))
+	good := filetree.Put(t, site, "pf/lib/libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "good"), "viafd_good"))
+	evil := filetree.Put(t, outside, "libviafd.so.1", ctorLib(t, "libviafd.so.1", filepath.Join(marks, "evil"), "viafd_evil"))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "", func(o *Options) {
 		o.hooks.beforeLoad = func(p string) {
 			if p == good {
@@ -145,7 +146,7 @@ func TestLoad_flipRace(t *testing.T) {
 		pk.Write(pack(fmt.Sprintf("flip%04d", i), `site_packages_linux = ["pf/lib"]`))
 		pk.WriteString("\n")
 	}
-	packs := put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
+	packs := filetree.Put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
 	// One library, its soname patched per name (same length), built once for each side. The outside
 	// one is another library (its DT_SONAME says so): a check that sees it refuses it, so its code
 	// runs only if a load maps what no check saw.
@@ -181,7 +182,7 @@ func TestLoad_flipRace(t *testing.T) {
 // file and why, in the one line a user reads.
 func TestFind_refusedIsNotNotFound(t *testing.T) {
 	root := t.TempDir()
-	bad := put(t, root, "lib64/libcudart.so.12", []byte("not a library"))
+	bad := filetree.Put(t, root, "lib64/libcudart.so.12", []byte("not a library"))
 	f := newFinder(t, testEnv{"CUDA_PATH": root}, "[search]\norder = [\"envroots\"]\n")
 	_, err := f.Find(bg, "cudart")
 	var se *SearchError
@@ -200,11 +201,11 @@ func TestFind_refusedIsNotNotFound(t *testing.T) {
 func TestLoad_foundButNotLoadable(t *testing.T) {
 	needLoader(t)
 	site, build, other := t.TempDir(), t.TempDir(), t.TempDir()
-	packs := put(t, t.TempDir(), "nl.toml", pack("notloadable", `site_packages_linux = ["pf/lib"]`, `install_root_env_vars = ["NOTLOADABLE_HOME"]`))
-	missing := put(t, build, "libnlmissing.so.1", elfLib(t, "libnlmissing.so.1"))
-	lib := put(t, site, "pf/lib/libnotloadable.so.1", elfLib(t, "libnotloadable.so.1", "-Wl,--no-as-needed", missing))
+	packs := filetree.Put(t, t.TempDir(), "nl.toml", pack("notloadable", `site_packages_linux = ["pf/lib"]`, `install_root_env_vars = ["NOTLOADABLE_HOME"]`))
+	missing := filetree.Put(t, build, "libnlmissing.so.1", elfLib(t, "libnlmissing.so.1"))
+	lib := filetree.Put(t, site, "pf/lib/libnotloadable.so.1", elfLib(t, "libnotloadable.so.1", "-Wl,--no-as-needed", missing))
 	os.Remove(missing)
-	elsewhere := put(t, other, "lib64/libnotloadable.so.1", elfLib(t, "libnotloadable.so.1"))
+	elsewhere := filetree.Put(t, other, "lib64/libnotloadable.so.1", elfLib(t, "libnotloadable.so.1"))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs, "NOTLOADABLE_HOME": other}, "")
 
 	found, err := f.Find(bg, "notloadable")
@@ -358,7 +359,7 @@ func mustPlatform(t *testing.T, s string) abi.Platform {
 // never "not found", and nothing of it is remembered: the next call with a live context searches.
 func TestFind_contextEnded(t *testing.T) {
 	site := t.TempDir()
-	want := put(t, site, "nvidia/cu13/lib/libnvfatbin.so.13", elfLib(t, "libnvfatbin.so.13"))
+	want := filetree.Put(t, site, "nvidia/cu13/lib/libnvfatbin.so.13", elfLib(t, "libnvfatbin.so.13"))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_NO_CACHE": "1"}, "")
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
@@ -381,9 +382,9 @@ func TestFind_contextEnded(t *testing.T) {
 // anchor directories: nvvm in the env's nvvm/lib64 is found, and wins over CUDA_HOME's.
 func TestFind_condaIsAnAnchorPoint(t *testing.T) {
 	env, cuda := t.TempDir(), t.TempDir()
-	want := put(t, env, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
-	put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
-	lt := put(t, env, "lib/libcublasLt.so.12", elfLib(t, "libcublasLt.so.12"))
+	want := filetree.Put(t, env, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+	filetree.Put(t, cuda, "nvvm/lib64/libnvvm.so.4", elfLib(t, "libnvvm.so.4"))
+	lt := filetree.Put(t, env, "lib/libcublasLt.so.12", elfLib(t, "libcublasLt.so.12"))
 	f := newFinder(t, testEnv{"CONDA_PREFIX": env, "CUDA_HOME": cuda}, "")
 	lib, err := f.Find(bg, "nvvm")
 	if err != nil || lib.Path != want || lib.FoundVia != "conda" {
@@ -407,9 +408,9 @@ func TestLoad_descriptorOrigin(t *testing.T) {
 			os.Chmod(dir, 0o777)
 		}
 		name := map[bool]string{true: "originfd", false: "originpath"}[shared]
-		packs := put(t, t.TempDir(), "o.toml", pack(name, `site_packages_linux = ["pf/lib"]`))
-		nb := put(t, dir, "lib"+name+"nb.so.1", elfLib(t, "lib"+name+"nb.so.1"))
-		put(t, dir, "lib"+name+".so.1", elfLib(t, "lib"+name+".so.1", "-Wl,--no-as-needed", nb, "-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags"))
+		packs := filetree.Put(t, t.TempDir(), "o.toml", pack(name, `site_packages_linux = ["pf/lib"]`))
+		nb := filetree.Put(t, dir, "lib"+name+"nb.so.1", elfLib(t, "lib"+name+"nb.so.1"))
+		filetree.Put(t, dir, "lib"+name+".so.1", elfLib(t, "lib"+name+".so.1", "-Wl,--no-as-needed", nb, "-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags"))
 		f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
 		_, err := f.Load(bg, name)
 		if shared != errors.Is(err, ErrLoadFailed) {

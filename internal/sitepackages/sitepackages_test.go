@@ -8,20 +8,8 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
-
-// put writes data at root/rel, executable, creating directories.
-func put(t *testing.T, root, rel string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestPyLayout_discover(t *testing.T) {
 	mk := func(t *testing.T, dirs ...string) string {
@@ -34,7 +22,7 @@ func TestPyLayout_discover(t *testing.T) {
 		return root
 	}
 	exe := func(t *testing.T, root, rel string) {
-		put(t, root, rel, []byte("\x7fELF"))
+		filetree.Put(t, root, rel, []byte("\x7fELF"))
 	}
 	tests := []struct {
 		name    string
@@ -89,7 +77,7 @@ func TestPyLayout_discover(t *testing.T) {
 				exe(t, root, f)
 			}
 			for _, v := range tt.venvs {
-				put(t, root, v+"/pyvenv.cfg", []byte("include-system-site-packages = true\n"))
+				filetree.Put(t, root, v+"/pyvenv.cfg", []byte("include-system-site-packages = true\n"))
 			}
 			env := map[string]string{}
 			for k, v := range tt.env {
@@ -116,14 +104,14 @@ func TestPyLayout_discover(t *testing.T) {
 func TestPyLayout_pyenv(t *testing.T) {
 	root := t.TempDir()
 	pyenv := filepath.Join(root, "home", ".pyenv")
-	put(t, pyenv, "shims/python3", []byte("#!/usr/bin/env bash\nexec pyenv exec python3 \"$@\"\n"))
+	filetree.Put(t, pyenv, "shims/python3", []byte("#!/usr/bin/env bash\nexec pyenv exec python3 \"$@\"\n"))
 	for _, v := range []string{"3.11.7", "3.12.4"} {
-		put(t, pyenv, "versions/"+v+"/bin/python3", []byte("\x7fELF"))
+		filetree.Put(t, pyenv, "versions/"+v+"/bin/python3", []byte("\x7fELF"))
 		os.MkdirAll(filepath.Join(pyenv, "versions", v, "lib", "python"+v[:4], "site-packages"), 0o755)
 	}
-	put(t, pyenv, "version", []byte("3.11.7\n"))
+	filetree.Put(t, pyenv, "version", []byte("3.11.7\n"))
 	sys := filepath.Join(root, "usr")
-	put(t, sys, "bin/python3", []byte("\x7fELF"))
+	filetree.Put(t, sys, "bin/python3", []byte("\x7fELF"))
 	os.MkdirAll(filepath.Join(sys, "lib", "python3.10", "site-packages"), 0o755)
 	project := filepath.Join(root, "project", "src")
 	os.MkdirAll(project, 0o755)
@@ -180,16 +168,16 @@ func TestDiscover_pythonRules(t *testing.T) {
 		"deb/lib/python3.11/dist-packages", "debvenv/lib/python3.11/site-packages"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
 	}
-	put(t, root, "usr/bin/python3", []byte("\x7fELF"))
-	put(t, root, "deb/bin/python3", []byte("\x7fELF"))
+	filetree.Put(t, root, "usr/bin/python3", []byte("\x7fELF"))
+	filetree.Put(t, root, "deb/bin/python3", []byte("\x7fELF"))
 	for venv, cfg := range map[string]string{
 		"iso":     "home = @usr/bin\ninclude-system-site-packages = false\n",
 		"sys":     "home = @usr/bin\nInclude-System-Site-Packages = True\nversion = 3.12.4\n",
 		"nokey":   "home = @usr/bin\n",
 		"debvenv": "home = @deb/bin\ninclude-system-site-packages = true\n",
 	} {
-		put(t, root, venv+"/pyvenv.cfg", []byte(strings.ReplaceAll(cfg, "@", root+"/")))
-		put(t, root, venv+"/bin/python3", []byte("\x7fELF"))
+		filetree.Put(t, root, venv+"/pyvenv.cfg", []byte(strings.ReplaceAll(cfg, "@", root+"/")))
+		filetree.Put(t, root, venv+"/bin/python3", []byte("\x7fELF"))
 	}
 	const user, usr = "home/.local/lib/python3.12/site-packages", "usr/lib/python3.12/site-packages"
 	tests := []struct {

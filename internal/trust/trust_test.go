@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestOthersCanReplace(t *testing.T) {
@@ -15,16 +17,6 @@ func TestOthersCanReplace(t *testing.T) {
 	}
 	const nobody = 65534
 	base := t.TempDir() // under the sticky /tmp, owned by this user
-	mk := func(rel string, mode os.FileMode) string {
-		p := filepath.Join(base, rel)
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	file := func(dir string) string {
 		p := filepath.Join(dir, "libx.so.1")
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
@@ -32,21 +24,21 @@ func TestOthersCanReplace(t *testing.T) {
 		}
 		return p
 	}
-	safe := file(mk("safe/lib", 0o755))
-	groupWritable := file(mk("shared/lib", 0o775))
+	safe := file(filetree.Mkdir(t, base, "safe/lib", 0o755))
+	groupWritable := file(filetree.Mkdir(t, base, "shared/lib", 0o775))
 	os.Chown(filepath.Dir(groupWritable), 0, 100) // a group others are in
-	mk("sticky", 0o777|os.ModeSticky)
-	ownInSticky := file(mk("sticky/mine", 0o755))
+	filetree.Mkdir(t, base, "sticky", 0o777|os.ModeSticky)
+	ownInSticky := file(filetree.Mkdir(t, base, "sticky/mine", 0o755))
 	// Another user's file in a sticky directory: they may replace it.
 	theirs := filepath.Join(base, "sticky", "libtheirs.so.1")
 	os.WriteFile(theirs, nil, 0o644)
 	if err := os.Chown(theirs, nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	owned := mk("owned", 0o755)
+	owned := filetree.Mkdir(t, base, "owned", 0o755)
 	os.Chown(owned, nobody, nobody)
 	ownedFile := file(owned)
-	link := filepath.Join(mk("links", 0o755), "lib")
+	link := filepath.Join(filetree.Mkdir(t, base, "links", 0o755), "lib")
 	os.Symlink(filepath.Dir(groupWritable), link)
 
 	cases := []struct {
@@ -114,20 +106,14 @@ func TestOthersCanChange(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give a directory to another user")
 	}
-	mk := func(t *testing.T, dir, rel string, mode os.FileMode) string {
-		p := filepath.Join(dir, rel)
-		os.MkdirAll(p, 0o700)
-		os.Chmod(p, mode)
-		return p
-	}
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, dir string) string
 		want  string // "" for trusted; $DIR is the test's directory
 	}{
-		{"private", func(t *testing.T, dir string) string { return mk(t, dir, "a/b", 0o755) }, ""},
+		{"private", func(t *testing.T, dir string) string { return filetree.Mkdir(t, dir, "a/b", 0o755) }, ""},
 		{"missing below private", func(t *testing.T, dir string) string { return filepath.Join(dir, "x/y/z") }, ""},
-		{"itself writable by others", func(t *testing.T, dir string) string { return mk(t, dir, "a", 0o777) },
+		{"itself writable by others", func(t *testing.T, dir string) string { return filetree.Mkdir(t, dir, "a", 0o777) },
 			"directory $DIR/a is writable by others than its owner (mode 0777)"},
 		{"a file writable by its group", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "f")
@@ -137,17 +123,17 @@ func TestOthersCanChange(t *testing.T) {
 			return p
 		}, "file $DIR/f is writable by others than its owner (mode 0664)"},
 		{"sticky", func(t *testing.T, dir string) string {
-			mk(t, dir, "tmp", 0o777|os.ModeSticky)
-			return mk(t, dir, "tmp/mine", 0o700)
+			filetree.Mkdir(t, dir, "tmp", 0o777|os.ModeSticky)
+			return filetree.Mkdir(t, dir, "tmp/mine", 0o700)
 		}, ""},
 		{"sticky, but another user's entry", func(t *testing.T, dir string) string {
-			mk(t, dir, "tmp", 0o777|os.ModeSticky)
-			p := mk(t, dir, "tmp/theirs", 0o755)
+			filetree.Mkdir(t, dir, "tmp", 0o777|os.ModeSticky)
+			p := filetree.Mkdir(t, dir, "tmp/theirs", 0o755)
 			os.Chown(p, 65534, 65534)
 			return filepath.Join(p, "f")
 		}, "$DIR/tmp/theirs is owned by uid 65534, neither this user nor root"},
 		{"dot-dot through a symlink is resolved as the kernel does", func(t *testing.T, dir string) string {
-			mk(t, dir, "w/sub", 0o755)
+			filetree.Mkdir(t, dir, "w/sub", 0o755)
 			os.Chmod(filepath.Join(dir, "w"), 0o777)
 			os.Symlink(filepath.Join(dir, "w/sub"), filepath.Join(dir, "link"))
 			return dir + "/link/../x" // $DIR/w/x, in the directory others can write (not $DIR/x, as Clean would say)

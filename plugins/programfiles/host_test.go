@@ -11,6 +11,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host"
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/fakepe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 var (
@@ -35,18 +36,6 @@ func windowsFinder(t *testing.T, arch string, env map[string]string) *host.Finde
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
-}
-
-func put(t *testing.T, root, rel string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // TestProgramFiles_find runs the builtin step through the real host, the builtin pack's cuDNN globs
@@ -84,7 +73,7 @@ func TestProgramFiles_find(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pf := t.TempDir()
 			for rel, data := range tt.files {
-				put(t, pf, rel, data)
+				filetree.Put(t, pf, rel, data)
 			}
 			f := windowsFinder(t, tt.arch, map[string]string{tt.env: pf})
 			lib, err := f.Find(context.Background(), "cudnn")
@@ -103,9 +92,9 @@ func TestProgramFiles_find(t *testing.T) {
 // by the host with the reason in the explanation, and the next candidate taken.
 func TestProgramFiles_refused(t *testing.T) {
 	pf := t.TempDir()
-	wrong := put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/cudnn64_9.dll", dllX64) // the older layout: x64 only
-	exe := put(t, pf, "NVIDIA/CUDNN/v9.10/bin/cudnn64_9.dll", exeArm64)
-	right := put(t, pf, "NVIDIA/CUDNN/v9.9/bin/12.8/arm64/cudnn64_9.dll", dllArm64)
+	wrong := filetree.Put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/cudnn64_9.dll", dllX64) // the older layout: x64 only
+	exe := filetree.Put(t, pf, "NVIDIA/CUDNN/v9.10/bin/cudnn64_9.dll", exeArm64)
+	right := filetree.Put(t, pf, "NVIDIA/CUDNN/v9.9/bin/12.8/arm64/cudnn64_9.dll", dllArm64)
 	f := windowsFinder(t, "arm64", map[string]string{"ProgramW6432": pf})
 
 	ex := f.Explain(context.Background(), search.DynamicLib, "cudnn")
@@ -145,8 +134,8 @@ func TestProgramFiles_refused(t *testing.T) {
 // variables set and a Windows layout in place.
 func TestProgramFiles_linuxTarget(t *testing.T) {
 	pf := t.TempDir()
-	put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/cudnn64_9.dll", dllX64)
-	put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/libcudnn.so.9", []byte("\x7fELF"))
+	filetree.Put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/cudnn64_9.dll", dllX64)
+	filetree.Put(t, pf, "NVIDIA/CUDNN/v9.10/bin/12.9/x64/libcudnn.so.9", []byte("\x7fELF"))
 	env := map[string]string{"ProgramW6432": pf, "PATHFINDER_CACHE_DIR": filepath.Join(os.TempDir(), "pathfinder-test-cache")}
 	f, err := host.New(host.Options{Platform: host.Platform{OS: "linux", Arch: "amd64", Libc: "glibc"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, SystemConfigDir: t.TempDir()})
 	if err != nil {
@@ -174,8 +163,8 @@ func TestProgramFiles_linuxTarget(t *testing.T) {
 // TestProgramFiles_header finds cuDNN's headers the installer puts under include/<CUDA version>.
 func TestProgramFiles_header(t *testing.T) {
 	pf := t.TempDir()
-	put(t, pf, "NVIDIA/CUDNN/v9.1/include/11.8/cudnn.h", []byte("#pragma once\n"))
-	put(t, pf, "NVIDIA/CUDNN/v9.1/include/12.4/cudnn.h", []byte("#pragma once\n"))
+	filetree.Put(t, pf, "NVIDIA/CUDNN/v9.1/include/11.8/cudnn.h", []byte("#pragma once\n"))
+	filetree.Put(t, pf, "NVIDIA/CUDNN/v9.1/include/12.4/cudnn.h", []byte("#pragma once\n"))
 	f := windowsFinder(t, "amd64", map[string]string{"ProgramW6432": pf})
 	lib, err := f.FindKind(context.Background(), search.HeaderDir, "cudnn")
 	if err != nil {

@@ -33,3 +33,40 @@ func Write(t testing.TB, root string, files map[string]string) {
 		}
 	}
 }
+
+// Put writes data at root/rel (slash-separated), executable as a shared object is, making the
+// folders above it, and returns the file's path.
+func Put(t testing.TB, root, rel string, data []byte) string {
+	t.Helper()
+	return PutMode(t, root, rel, data, 0o755)
+}
+
+// PutMode is Put with the file's mode set to mode exactly, whatever the umask.
+func PutMode(t testing.TB, root, rel string, data []byte, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Mkdir makes the folder root/rel and those above it, with its mode set to mode exactly, whatever
+// the umask, and returns its path.
+func Mkdir(t testing.TB, root, rel string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
