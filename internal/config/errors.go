@@ -3,12 +3,13 @@ package config
 import "fmt"
 
 // Error is a configuration that cannot be used: the file, and the position of the key at fault.
-// host gives it to its callers as host.ConfigError.
+// host gives it to its callers as host.ConfigError, whose fields these are and which says what each
+// holds.
 type Error struct {
-	File      string // the layer: a config file's absolute path, or "builtin:pathfinder.toml"; "" for none
-	Line, Col int    // 1-based; 0 when the position cannot be told
-	Key       string // the key at fault: "search.order", "plugin.site.sha256"; "" for a syntax error
-	Err       error  // what is wrong; a *PluginError for a plugin that cannot be used
+	File      string
+	Line, Col int
+	Key       string
+	Err       error
 }
 
 func (e *Error) Error() string {
@@ -24,10 +25,10 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // PluginError is a plugin that cannot be used, and what was being done with it. host gives it to
-// its callers as host.PluginError.
+// its callers as host.PluginError, whose fields these are and which says what each holds.
 type PluginError struct {
-	Plugin string // the step's name
-	Op     string // "config", "read", "pin", "load", "describe", "search"
+	Plugin string
+	Op     string
 	Err    error
 }
 
