@@ -112,15 +112,8 @@ func TestFollow(t *testing.T) {
 // in /dev or /proc. Reads inside are as before.
 func TestRootFS_throughLinks(t *testing.T) {
 	granted, _ := linkForest(t)
-	root, err := os.OpenRoot(granted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	rfs := NewRootFS(root, granted)
-	rec := &observe.Recorder{}
 	var log []string
-	rfs.Record(rec, func(l string) { log = append(log, l) })
+	_, rfs, rec := recorded(t, granted, func(l string) { log = append(log, l) })
 
 	fi, err := fs.Stat(rfs, "lib/libx.so.1")
 	if err != nil || fi.Size() != int64(len("ELF-ish")) {

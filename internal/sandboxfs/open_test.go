@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // TestRootFS_special opens a FIFO the way the sandbox does for a guest: it must not block (a FIFO's
@@ -36,14 +34,7 @@ func TestRootFS_special(t *testing.T) {
 		specials["null"] = fs.ModeDevice | fs.ModeCharDevice
 	}
 	os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o644)
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	rfs := NewRootFS(root, dir)
-	rec := &observe.Recorder{}
-	rfs.Record(rec, nil)
+	root, rfs, rec := recorded(t, dir, nil)
 
 	done := make(chan error, 1)
 	go func() {
