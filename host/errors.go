@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/config"
@@ -59,10 +60,10 @@ func (e *SearchError) Looked() []string { return e.details().Looked }
 func (e *SearchError) Suggestions() []string { return e.details().Suggestions }
 
 // Attempts are every place looked, in order, each with why it was not taken.
-func (e *SearchError) Attempts() []search.Attempt { return e.details().Attempts }
+func (e *SearchError) Attempts() []search.Attempt { return slices.Clone(e.details().Attempts) }
 
 // Failed are the steps that could not run (a plugin refused, trapped or out of time), each with why.
-func (e *SearchError) Failed() []search.Attempt { return e.details().Failed }
+func (e *SearchError) Failed() []search.Attempt { return slices.Clone(e.details().Failed) }
 
 // Ignored are the variables the search passed over, each with why.
 func (e *SearchError) Ignored() []search.IgnoredInput {

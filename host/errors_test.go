@@ -62,7 +62,7 @@ func TestErrors_public(t *testing.T) {
 }
 
 // TestFinder_remembered: a name asked again is answered with the answer remembered, the same
-// pointer, as Finder's documentation says.
+// pointer, as Finder's documentation and README say.
 func TestFinder_remembered(t *testing.T) {
 	venv := t.TempDir()
 	lib := filepath.Join(venv, "lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13")

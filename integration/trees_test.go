@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -137,7 +138,7 @@ func (tr *trees) install(t *testing.T, pkg, soname, dir string) {
 	file := p.Versioned(t, soname)
 	realnv.Place(t, p.Lib(soname), filepath.Join(dir, file))
 	if file != soname {
-		realnv.Symlink(t, file, filepath.Join(dir, soname))
+		filetree.Symlink(t, file, filepath.Join(dir, soname))
 	}
 }
 
@@ -155,7 +156,7 @@ func (tr *trees) toolkitRoot(t *testing.T, root string, targets bool) string {
 		tr.install(t, l.pkg, l.soname, dir)
 	}
 	if targets {
-		realnv.Symlink(t, "targets/x86_64-linux/lib", filepath.Join(root, "lib64"))
+		filetree.Symlink(t, "targets/x86_64-linux/lib", filepath.Join(root, "lib64"))
 	}
 	return root
 }
@@ -166,7 +167,7 @@ func (tr *trees) toolkitRoot(t *testing.T, root string, targets bool) string {
 func stubLibcuda(t *testing.T, dir string) {
 	elfso.Build(t, filepath.Join(dir, "libcuda.so"), "libcuda.so.1",
 		"int cuDriverGetVersion(int *v) { (void)v; return 34; }\nint cuInit(unsigned f) { (void)f; return 34; }\n")
-	realnv.Symlink(t, "libcuda.so", filepath.Join(dir, "libcuda.so.1"))
+	filetree.Symlink(t, "libcuda.so", filepath.Join(dir, "libcuda.so.1"))
 }
 
 // forests are installs made of symbolic links that lead out of the directory a user names, as real
@@ -206,7 +207,7 @@ func buildForests(t *testing.T, tr *trees, dir string) *forests {
 	fo.uvSite = filepath.Join(dir, "uv-venv", "lib", "python3.12", "site-packages")
 	for _, l := range cuda124 {
 		realnv.Place(t, tr.pkgs[l.pkg].Lib(l.soname), fo.uvCached(l))
-		realnv.Symlink(t, fo.uvCached(l), filepath.Join(fo.uvSite, l.wheel))
+		filetree.Symlink(t, fo.uvCached(l), filepath.Join(fo.uvSite, l.wheel))
 	}
 
 	// Nix: one store path a package, the toolkit root a symlinkJoin of them. Every input has lib/, so
@@ -226,11 +227,11 @@ func buildForests(t *testing.T, tr *trees, dir string) *forests {
 		}
 		tr.install(t, l.pkg, l.soname, filepath.Join(sp, rel))
 		if l.name == "nvvm" {
-			realnv.Symlink(t, filepath.Join(sp, "nvvm"), filepath.Join(fo.nixRoot, "nvvm"))
+			filetree.Symlink(t, filepath.Join(sp, "nvvm"), filepath.Join(fo.nixRoot, "nvvm"))
 			continue
 		}
 		for _, f := range []string{tr.pkgs[l.pkg].Versioned(t, l.soname), l.soname} {
-			realnv.Symlink(t, filepath.Join(sp, "lib", f), filepath.Join(fo.nixRoot, "lib", f))
+			filetree.Symlink(t, filepath.Join(sp, "lib", f), filepath.Join(fo.nixRoot, "lib", f))
 		}
 	}
 
@@ -240,7 +241,7 @@ func buildForests(t *testing.T, tr *trees, dir string) *forests {
 	filepath.WalkDir(fo.spackPrefix, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(fo.spackPrefix, p)
-			realnv.Symlink(t, p, filepath.Join(fo.spackView, rel))
+			filetree.Symlink(t, p, filepath.Join(fo.spackView, rel))
 		}
 		return err
 	})
@@ -250,7 +251,7 @@ func buildForests(t *testing.T, tr *trees, dir string) *forests {
 	cudart := byName("cudart")
 	realnv.Place(t, tr.pkgs[cudart.pkg].Lib(cudart.soname), fo.bazelExternal(cudart))
 	fo.bazelSite = filepath.Join(fo.bazel, "app.runfiles", "_main", "site-packages")
-	realnv.Symlink(t, filepath.Dir(filepath.Dir(fo.bazelExternal(cudart))), filepath.Join(fo.bazelSite, "nvidia", "cuda_runtime"))
+	filetree.Symlink(t, filepath.Dir(filepath.Dir(fo.bazelExternal(cudart))), filepath.Join(fo.bazelSite, "nvidia", "cuda_runtime"))
 
 	// Debian's toolkit package, unpacked as dpkg would: /usr/lib/cuda/nvvm/libdevice is the relative
 	// link ../../nvidia-cuda-toolkit/libdevice.
@@ -258,7 +259,7 @@ func buildForests(t *testing.T, tr *trees, dir string) *forests {
 
 	// A lib64 anyone may write, holding a link to the toolkit's cudart.
 	fo.sharedRoot = filepath.Join(dir, "shared-cuda")
-	realnv.Symlink(t, filepath.Join(tr.toolkit, cudart.toolkit), filepath.Join(fo.sharedRoot, cudart.toolkit))
+	filetree.Symlink(t, filepath.Join(tr.toolkit, cudart.toolkit), filepath.Join(fo.sharedRoot, cudart.toolkit))
 	if err := os.Chmod(filepath.Join(fo.sharedRoot, "lib64"), 0o777); err != nil {
 		t.Fatal(err)
 	}
@@ -267,6 +268,6 @@ func buildForests(t *testing.T, tr *trees, dir string) *forests {
 	fo.stubRoot = filepath.Join(dir, "stub-cuda")
 	elfso.Build(t, filepath.Join(fo.stubRoot, "lib64", "stubs", "libcudart.so"), "libcudart.so.12",
 		"int cudaRuntimeGetVersion(int *v) { (void)v; return 34; }\n")
-	realnv.Symlink(t, "stubs/libcudart.so", filepath.Join(fo.stubRoot, "lib64", "libcudart.so.12"))
+	filetree.Symlink(t, "stubs/libcudart.so", filepath.Join(fo.stubRoot, "lib64", "libcudart.so.12"))
 	return fo
 }

@@ -216,18 +216,11 @@ func (e *testEnv) runBin(t *testing.T, bin string, extra []string, args ...strin
 // putPE writes a PE DLL for machine at rel under dir, or an archive for a .lib, and returns its path.
 func putPE(t *testing.T, dir, rel string, machine uint16) string {
 	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(rel))
 	data := fakepe.File(machine, true)
 	if strings.HasSuffix(rel, ".lib") {
 		data = []byte("!<arch>\n")
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return filetree.PutMode(t, dir, rel, data, 0o644)
 }
 
 // readme is README.md as words separated by single spaces, without the backquotes of code.

@@ -3,10 +3,11 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestErrors_onePrefix: the packages' errors carry no program prefix; the command adds
@@ -18,12 +19,12 @@ func TestErrors_onePrefix(t *testing.T) {
 	t.Parallel()
 	e := isolate(t)
 	dir := t.TempDir()
-	config := func(body string) string { return writeFile(t, dir, "p.toml", body) }
+	config := func(body string) string { return filetree.PutMode(t, dir, "p.toml", []byte(body), 0o644) }
 	notWasm := []byte("not a wasm module")
 	sum := sha256.Sum256(notWasm)
 	pin := hex.EncodeToString(sum[:])
-	writeFile(t, dir, "a.wasm", string(notWasm))
-	writeFile(t, dir, "b.wasm", string(notWasm))
+	filetree.PutMode(t, dir, "a.wasm", notWasm, 0o644)
+	filetree.PutMode(t, dir, "b.wasm", notWasm, 0o644)
 	tests := []struct {
 		name   string
 		args   func() []string
@@ -72,13 +73,4 @@ func TestErrors_onePrefix(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
 	}
-}
-
-func writeFile(t *testing.T, dir, name, data string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

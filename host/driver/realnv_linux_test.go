@@ -18,6 +18,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -56,10 +57,10 @@ func (d realDriver) install(t *testing.T, root string) {
 	for _, l := range []struct{ dir, file, soname string }{{d.cudaDir, d.cudaFile, "libcuda.so.1"}, {d.nvmlDir, d.nvmlFile, "libnvidia-ml.so.1"}} {
 		cur := filepath.Join(root, debianLibDir, "nvidia/current")
 		linkOrCopy(t, filepath.Join(l.dir, l.file), filepath.Join(cur, l.file))
-		realnv.Symlink(t, l.file, filepath.Join(cur, l.soname))
+		filetree.Symlink(t, l.file, filepath.Join(cur, l.soname))
 		alt := "/etc/alternatives/nvidia--" + l.soname + "-x86_64-linux-gnu"
-		realnv.Symlink(t, "/"+debianLibDir+"/nvidia/current/"+l.soname, filepath.Join(root, alt))
-		realnv.Symlink(t, alt, filepath.Join(root, debianLibDir, l.soname))
+		filetree.Symlink(t, "/"+debianLibDir+"/nvidia/current/"+l.soname, filepath.Join(root, alt))
+		filetree.Symlink(t, alt, filepath.Join(root, debianLibDir, l.soname))
 	}
 }
 
@@ -327,7 +328,7 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		d535.install(t, root)
 		compat := "/usr/local/cuda-12.4/compat"
 		linkOrCopy(t, filepath.Join(d550.cudaDir, d550.cudaFile), filepath.Join(root, compat, d550.cudaFile))
-		realnv.Symlink(t, d550.cudaFile, filepath.Join(root, compat, "libcuda.so.1"))
+		filetree.Symlink(t, d550.cudaFile, filepath.Join(root, compat, "libcuda.so.1"))
 		r := Probe(context.Background(), Options{Root: root, rootIsLive: true, Methods: fileMethods, LookupEnv: env(map[string]string{"LD_LIBRARY_PATH": compat})})
 		cuda := r.UserSpace[0]
 		if r.State != StateWorking || r.UserSpaceVersion != "535.261.03" || !cuda.Compat || cuda.Version != "550.163.01" || cuda.Via != "LD_LIBRARY_PATH" {
@@ -341,7 +342,7 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		cur := filepath.Join(root, debianLibDir, "nvidia/current")
 		os.Remove(filepath.Join(cur, "libnvidia-ml.so.1"))
 		linkOrCopy(t, filepath.Join(d535.nvmlDir, d535.nvmlFile), filepath.Join(cur, d535.nvmlFile))
-		realnv.Symlink(t, d535.nvmlFile, filepath.Join(cur, "libnvidia-ml.so.1"))
+		filetree.Symlink(t, d535.nvmlFile, filepath.Join(cur, "libnvidia-ml.so.1"))
 		r := probe(t, root, fileMethods, nil)
 		want := "libcuda.so.1 is 550.163.01 (/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.550.163.01) but libnvidia-ml.so.1 is 535.261.03"
 		if r.State != StateMismatch || !strings.Contains(r.Summary, want) {
@@ -364,7 +365,7 @@ func TestProbe_userSpaceLookup(t *testing.T) {
 	}
 	root := fakeRoot(t, nil)
 	linkOrCopy(t, filepath.Join(d.cudaDir, d.cudaFile), filepath.Join(root, "opt/driver", d.cudaFile))
-	realnv.Symlink(t, d.cudaFile, filepath.Join(root, "opt/driver/libcuda.so.1"))
+	filetree.Symlink(t, d.cudaFile, filepath.Join(root, "opt/driver/libcuda.so.1"))
 	for _, live := range []bool{false, true} {
 		r := Probe(context.Background(), Options{Root: root, rootIsLive: live, Methods: []string{methodUserSpace}, LookupEnv: env(map[string]string{"LD_LIBRARY_PATH": "/opt/driver"})})
 		if found := r.UserSpaceVersion == "550.163.01"; found != live {

@@ -83,8 +83,9 @@ func TestIgnoredInput_String(t *testing.T) {
 	}
 }
 
-// TestDeps_leaf: this package is a leaf that the engine, the result cache and the loader's model
-// import, so it imports nothing of the module's but internal/printable (ARCHITECTURE.md).
+// TestDeps_leaf: this package is a leaf that the engine and the packages below it import (the
+// result cache, the loader's model, the sandbox's file system), so it imports nothing of the
+// module's but internal/printable (ARCHITECTURE.md).
 func TestDeps_leaf(t *testing.T) {
 	const module = "github.com/pathfinder-dev/pathfinder/"
 	out, err := exec.Command("go", "list", "-deps", module+"host/search").CombinedOutput()

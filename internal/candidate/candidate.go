@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
@@ -56,12 +57,12 @@ func (g *Granted) now() time.Time {
 
 // File is a candidate validation accepted, still open: what is loaded is this very file.
 type File struct {
-	Host  string           // its host path: the path loaded and printed
-	Real  string           // where the links on its way lead, when there are any: as the walk that opened File went
-	Links []sandboxfs.Link // those links, in order
-	File  *os.File         // open; nil for a header directory
-	Info  fs.FileInfo      // as validation saw it
-	Needs binfmt.Needs     // what an ELF shared object asks of the loader
+	Host  string        // its host path: the path loaded and printed
+	Real  string        // where the links on its way lead, when there are any: as the walk that opened File went
+	Links []search.Link // those links, in order
+	File  *os.File      // open; nil for a header directory
+	Info  fs.FileInfo   // as validation saw it
+	Needs binfmt.Needs  // what an ELF shared object asks of the loader
 }
 
 // Close closes the file, if one is open.
@@ -173,7 +174,7 @@ func (g *Granted) Open(p string, e *catalog.Entry, plat abi.Platform) (*File, er
 // RefusedError is a candidate refused after links were met on its way: the links, in order, and
 // why it was refused.
 type RefusedError struct {
-	Links []sandboxfs.Link
+	Links []search.Link
 	Err   error
 }
 
@@ -181,7 +182,7 @@ func (e *RefusedError) Error() string { return e.Err.Error() }
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // LinksOf are the links on the way to a candidate that err refused, if any were met.
-func LinksOf(err error) []sandboxfs.Link {
+func LinksOf(err error) []search.Link {
 	var re *RefusedError
 	if errors.As(err, &re) {
 		return re.Links

@@ -43,7 +43,7 @@ var entryLayout = sync.OnceValues(func() ([]reflect.StructField, string) {
 
 // remembered keeps the last catalog this process read, by its packs' contents and the cache
 // directory: a catalog is a function of its packs alone, and reading it, even from its cache file,
-// was half of a engine.New in a process that makes Engines one after another. It is used while its
+// was half of an engine.New in a process that makes Engines one after another. It is used while its
 // cache file is as it was, so that a process still reads (and rewrites) a cache file someone changed.
 var remembered struct {
 	mu   sync.Mutex

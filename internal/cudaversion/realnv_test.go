@@ -14,6 +14,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/catalog"
 	"github.com/pathfinder-dev/pathfinder/internal/cudaversion"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -91,8 +92,8 @@ func TestOf_NVIDIAsBinaries(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "cuda-12.4")
 		file := filepath.Join(root, "targets", "x86_64-linux", "lib", filepath.Base(real))
 		realnv.Place(t, real, file)
-		realnv.Symlink(t, filepath.Base(real), filepath.Join(filepath.Dir(file), "libcudart.so.12"))
-		realnv.Symlink(t, "targets/x86_64-linux/lib", filepath.Join(root, "lib64"))
+		filetree.Symlink(t, filepath.Base(real), filepath.Join(filepath.Dir(file), "libcudart.so.12"))
+		filetree.Symlink(t, "targets/x86_64-linux/lib", filepath.Join(root, "lib64"))
 		versionJSON := `{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "12.4.127"}}`
 		if err := os.WriteFile(filepath.Join(root, "version.json"), []byte(versionJSON), 0o644); err != nil {
 			t.Fatal(err)

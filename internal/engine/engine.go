@@ -1,4 +1,4 @@
-// Package search is the engine behind package host, which is its public face, and the one the
+// Package engine is the engine behind package host, which is its public face, and the one the
 // pathfinder command speaks to directly: the search of each step in turn, the checks of what a step
 // proposes, loading, the compatibility check, and the caches' use (ARCHITECTURE.md's call order).
 package engine

@@ -172,16 +172,8 @@ func kindNoun(k Kind) string {
 	return "library"
 }
 
-// ConfigError is a configuration that New cannot use: the file, and the position of the key at
-// fault.
-//
-// Its fields: File, the layer (a config file's absolute path, or "builtin:pathfinder.toml"; "" for
-// none); Line and Col, 1-based (0 when the position cannot be told); Key, the key at fault
-// ("search.order", "plugin.site.sha256"; "" for a syntax error); Err, what is wrong (a *PluginError
-// for a plugin that cannot be used).
+// ConfigError is a configuration that New cannot use, as host.ConfigError says.
 type ConfigError = config.Error
 
-// PluginError is a plugin step that cannot be used: its module unreadable, not matching its pin,
-// failing to compile or to answer. Its fields: Plugin, the step's name; Op, what was being done
-// ("config", "read", "pin", "load", "describe" or "search"); Err.
+// PluginError is a plugin step that cannot be used, as host.PluginError says.
 type PluginError = config.PluginError

@@ -16,7 +16,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
 // TestFind_throughLinks: installs made of links that lead out of the directory a variable names (a
@@ -29,7 +28,7 @@ func TestFind_throughLinks(t *testing.T) {
 	v1 := filetree.Put(t, store, "pkg-1/lib/libcudart.so.12.4.127", elfLib(t, "libcudart.so.12"))
 	v2 := filetree.Put(t, store, "pkg-2/lib/libcudart.so.12.4.131", elfLib(t, "libcudart.so.12"))
 	link := filepath.Join(root, "lib64", "libcudart.so.12")
-	realnv.Symlink(t, v1, link)
+	filetree.Symlink(t, v1, link)
 	env := testEnv{"CUDA_HOME": root, "PATHFINDER_CACHE_DIR": cache}
 	config := "" // the defaults: a config file of an Engine's own would key its cache entries apart
 
@@ -50,7 +49,7 @@ func TestFind_throughLinks(t *testing.T) {
 		want   string
 	}{
 		{"unchanged", func() {}, v1},
-		{"the link re-pointed", func() { os.Remove(link); realnv.Symlink(t, v2, link) }, v2},
+		{"the link re-pointed", func() { os.Remove(link); filetree.Symlink(t, v2, link) }, v2},
 		{"what it leads to replaced", func() { filetree.Put(t, store, "pkg-2/lib/libcudart.so.12.4.131", elfLib(t, "libcudnn.so.9")) }, ""},
 	} {
 		step.change()
@@ -66,7 +65,7 @@ func TestFind_throughLinks(t *testing.T) {
 	// A soname link to the toolkit's stub is a stub.
 	stubRoot := t.TempDir()
 	stub := filetree.Put(t, stubRoot, "lib64/stubs/libcudart.so", elfLib(t, "libcudart.so.12"))
-	realnv.Symlink(t, "stubs/libcudart.so", filepath.Join(stubRoot, "lib64", "libcudart.so.12"))
+	filetree.Symlink(t, "stubs/libcudart.so", filepath.Join(stubRoot, "lib64", "libcudart.so.12"))
 	_, err := newFinder(t, testEnv{"CUDA_HOME": stubRoot}, config).Find(bg, "cudart")
 	want := filepath.Join(stubRoot, "lib64", "libcudart.so.12") + " → stubs/libcudart.so (" + stub + "): a stubs/ library"
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), want) {
@@ -157,7 +156,7 @@ func TestLoad_linkRepointedByAnotherUser(t *testing.T) {
 func TestFind_systemStubThroughLink(t *testing.T) {
 	toolkit, linkDir, driver := t.TempDir(), t.TempDir(), t.TempDir()
 	stub := filetree.Put(t, toolkit, "lib64/stubs/libcuda.so", elfLib(t, "libcuda.so.1"))
-	realnv.Symlink(t, stub, filepath.Join(linkDir, "libcuda.so.1"))
+	filetree.Symlink(t, stub, filepath.Join(linkDir, "libcuda.so.1"))
 	real := filetree.Put(t, driver, "libcuda.so.1", elfLib(t, "libcuda.so.1"))
 	f := newFinder(t, testEnv{"LD_LIBRARY_PATH": linkDir + ":" + driver}, "")
 	ex := f.Explain(bg, DynamicLib, "cuda")
@@ -179,7 +178,7 @@ func TestLoad_linkToWritableDirectory(t *testing.T) {
 	os.Chmod(shared, 0o777)
 	target := filetree.Put(t, shared, "libtrustl.so.1", elfLib(t, "libtrustl.so.1"))
 	link := filepath.Join(site, "pf", "lib", "libtrustl.so.1")
-	realnv.Symlink(t, target, link)
+	filetree.Symlink(t, target, link)
 	packs := filetree.Put(t, t.TempDir(), "trustl.toml", pack("trustl", `site_packages_linux = ["pf/lib"]`))
 	f := newFinder(t, testEnv{"PATHFINDER_SITE_PACKAGES": site, "PATHFINDER_PACKS": packs}, "")
 	ex := f.Explain(bg, DynamicLib, "trustl")
@@ -243,7 +242,7 @@ func TestRealPath_linkFlippedByAnotherUser(t *testing.T) {
 	filepath.Walk(site, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
 	packs := filetree.Put(t, t.TempDir(), "flip.toml", []byte(pk.String()))
 	// lib is the directory a, then a link to b, and again, as fast as the kernel exchanges them.
-	realnv.Symlink(t, "b", filepath.Join(site, "pf/lib"))
+	filetree.Symlink(t, "b", filepath.Join(site, "pf/lib"))
 	os.Lchown(filepath.Join(site, "pf/lib"), 65534, 65534)
 	flipper := flipperProgram(t)
 	flip := exec.Command("unshare", "-m", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", flipper, filepath.Join(site, "pf"))

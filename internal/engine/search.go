@@ -278,11 +278,11 @@ func (r *cascade) askPlugin(st *search.StepTrace) *search.LoadedLibrary {
 		ct := search.CandidateTrace{Path: g.dirs.TracePath(c.Path), FoundVia: g.dirs.FoundVia(c.Path, st.Step)}
 		cand, err := g.dirs.Open(c.Path, r.e, r.f.platform)
 		if err != nil {
-			ct.Refused, ct.Links = err.Error(), linksOf(candidate.LinksOf(err))
+			ct.Refused, ct.Links = err.Error(), candidate.LinksOf(err)
 			st.Candidates = append(st.Candidates, ct)
 			continue
 		}
-		ct.Links = linksOf(cand.Links)
+		ct.Links = cand.Links
 		root, _ := g.dirs.DirOf(c.Path)
 		switch r.judge(&ct, cand.Host, cand.Real) {
 		case passOver:

@@ -7,7 +7,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/guestpath"
 	"github.com/pathfinder-dev/pathfinder/internal/printable"
-	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
 )
 
 // hostTried is what a plugin step tried, with its paths in host form; an entry that is no guest path
@@ -27,13 +26,4 @@ func hostTried(paths guestpath.Map, step string, tried []abi.Attempt) []search.A
 // are: a path may come from the environment (LD_LIBRARY_PATH's entries).
 func tried(st *search.StepTrace, path, reason string) {
 	st.Tried = append(st.Tried, search.Attempt{Step: st.Step, Path: printable.String(path), Reason: printable.String(reason)})
-}
-
-// linksOf is the links on a candidate's way as the trace shows them.
-func linksOf(links []sandboxfs.Link) []search.Link {
-	out := make([]search.Link, len(links))
-	for i, l := range links {
-		out[i] = search.Link(l)
-	}
-	return out
 }

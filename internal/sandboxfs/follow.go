@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
@@ -19,17 +20,11 @@ import (
 // it lay inside (whether it exists, its type, size and times, a directory's entry names), but never
 // reads the bytes of a file reached that way, and no link reaches /proc, /sys or /dev.
 
-// Link is a symbolic link met on the way to a file: its host path and what it holds.
-type Link struct {
-	Path   string `json:"path"`
-	Target string `json:"target"`
-}
-
 // Reached is where a path inside a granted directory leads when every link on its way is followed.
 type Reached struct {
-	Path  string // the host path it resolves to
-	Links []Link // the links on the way, in order
-	Out   bool   // a link led out of the granted directory: what lies there is seen, never read
+	Path  string        // the host path it resolves to
+	Links []search.Link // the links on the way, in order
+	Out   bool          // a link led out of the granted directory: what lies there is seen, never read
 }
 
 // MaxLinks is how many links one path may pass through: Linux's MAXSYMLINKS.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pathfinder-dev/pathfinder/host/search"
 	"golang.org/x/sys/unix"
 )
 
@@ -113,7 +114,7 @@ func walk(mount, name string) (w walked, err error) {
 			if err != nil {
 				return w, &fs.PathError{Op: "readlink", Path: next, Err: err}
 			}
-			w.reached.Links = append(w.reached.Links, Link{Path: next, Target: target})
+			w.reached.Links = append(w.reached.Links, search.Link{Path: next, Target: target})
 			if strings.HasPrefix(target, "/") {
 				root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 				if err != nil {

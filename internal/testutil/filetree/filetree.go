@@ -70,3 +70,15 @@ func Mkdir(t testing.TB, root, rel string, mode os.FileMode) string {
 	}
 	return p
 }
+
+// Symlink makes dst a symlink to target (relative targets are relative to dst's directory), as
+// packages and toolkits install soname links and lib64 -> targets/x86_64-linux/lib.
+func Symlink(t testing.TB, target, dst string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, dst); err != nil {
+		t.Fatal(err)
+	}
+}

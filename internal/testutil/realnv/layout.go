@@ -55,16 +55,6 @@ func Copy(t testing.TB, src, dst string) {
 	}
 }
 
-// Symlink makes dst a symlink to target (relative targets are relative to dst's directory), as
-// packages and toolkits install soname links and lib64 -> targets/x86_64-linux/lib.
-func Symlink(t testing.TB, target, dst string) {
-	t.Helper()
-	mkdirAbove(t, dst)
-	if err := os.Symlink(target, dst); err != nil {
-		t.Fatalf("realnv: %v", err)
-	}
-}
-
 func mkdirAbove(t testing.TB, p string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

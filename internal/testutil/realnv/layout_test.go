@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func inode(t *testing.T, p string) (dev, ino uint64) {
@@ -25,7 +27,7 @@ func TestPlaceAndCopy(t *testing.T) {
 	if err := os.WriteFile(src, []byte("\x7fELF real"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	Symlink(t, "libx.so.1.2.3", filepath.Join(dir, "libx.so.1"))
+	filetree.Symlink(t, "libx.so.1.2.3", filepath.Join(dir, "libx.so.1"))
 
 	// Place follows the soname link and hard-links the file: one inode, as the loader sees it.
 	linked := filepath.Join(dir, "site", "nvidia", "x", "lib", "libx.so.1")
