@@ -130,11 +130,6 @@ func (f *Engine) storeFind(ctx context.Context, ex *search.Explanation, seen []o
 		return
 	}
 	c := resultcache.Entry{Seen: seen}
-	for _, st := range ex.Steps {
-		for _, in := range st.Ignored {
-			c.Ignored = append(c.Ignored, resultcache.Ignored{Step: st.Step, Ignored: setAside(in)})
-		}
-	}
 	var se *SearchError
 	switch {
 	case ex.Result != nil && ex.Result.Step != StepAlreadyLoaded:
@@ -152,6 +147,9 @@ func (f *Engine) storeFind(ctx context.Context, ex *search.Explanation, seen []o
 			if e, ok := f.catalog.Lookup(abi.Kind(ex.Kind), ex.Name); ok {
 				c.Live = e.FileNames(f.platform)
 			}
+		}
+		for _, in := range st.Ignored {
+			c.Ignored = append(c.Ignored, resultcache.Ignored{Step: st.Step, Name: in.Name, Value: in.Value, Reason: in.Reason})
 		}
 	}
 	if f.sites.done.Load() { // else no search of this Engine used discovery, this one neither

@@ -1,8 +1,8 @@
 // Package report holds an Ignored input, one a search or the driver probe was given but passed
 // over, with the kind of its reason, which the public search.IgnoredInput leaves out. It imports only
-// host/search, a leaf, so that every layer (the result cache, the engine, doctor, host/driver) names
-// the one type without pulling in the others. (A place looked is search.Attempt, from the loader's
-// model to the result cache.)
+// host/search, a leaf, so that every layer (the engine, doctor, host/driver) names the one type
+// without pulling in the others. (A place looked is search.Attempt, from the loader's model to the
+// result cache.)
 package report
 
 import "github.com/pathfinder-dev/pathfinder/host/search"

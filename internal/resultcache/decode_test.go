@@ -65,6 +65,7 @@ func Test_decodeEntry_knowsEveryField(t *testing.T) {
 		{Library{}, libraryKeys},
 		{Error{}, errorKeys},
 		{search.Attempt{}, attemptKeys},
+		{Ignored{}, ignoredKeys},
 		{observe.Observation{}, observationKeys},
 	} {
 		typ := reflect.TypeOf(tt.typ)

@@ -19,7 +19,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/cachedir"
 	"github.com/pathfinder-dev/pathfinder/internal/loadermodel"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
-	"github.com/pathfinder-dev/pathfinder/internal/report"
 )
 
 // Version is the entries' layout version, written in each.
@@ -70,8 +69,10 @@ type Error struct {
 
 // Ignored is a variable a step passed over, with the step.
 type Ignored struct {
-	Step string `json:"step"`
-	report.Ignored
+	Step   string `json:"step"`
+	Name   string `json:"name"` // the variable, "CUDA_HOME"
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
 }
 
 // Store is the entries under one directory.
