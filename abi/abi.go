@@ -131,15 +131,16 @@ type Descriptor struct {
 }
 
 // FileNames returns the declared file names on p, newest first: sonames or DLL names for a dynamic
-// library, the declared files for the other kinds.
+// library, the declared files for the other kinds. The slice is the caller's own.
 func (l *Descriptor) FileNames(p Platform) []string {
 	if p.OS == "windows" && len(l.SupportedWindowsArch) > 0 && !slices.Contains(l.SupportedWindowsArch, p.Triple()) {
 		return nil
 	}
+	names, files := l.LinuxSonames, l.LinuxFiles
 	if p.OS == "windows" {
-		return append(l.WindowsDLLs[:len(l.WindowsDLLs):len(l.WindowsDLLs)], l.WindowsFiles...)
+		names, files = l.WindowsDLLs, l.WindowsFiles
 	}
-	return append(l.LinuxSonames[:len(l.LinuxSonames):len(l.LinuxSonames)], l.LinuxFiles...)
+	return append(slices.Clone(names), files...)
 }
 
 // CondaDirs returns the sub-directories of a conda prefix to search on p. A dynamic library that

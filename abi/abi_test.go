@@ -104,3 +104,24 @@ func TestFind_holding(t *testing.T) {
 		t.Fatalf("tried %q\nwant  %q", resp.Tried, want)
 	}
 }
+
+// TestFileNames_callersOwn: the names are the caller's to change, with extra files or without; a
+// change never reaches the descriptor (the catalog's, for the life of the process).
+func TestFileNames_callersOwn(t *testing.T) {
+	linux, windows := Platform{OS: "linux", Arch: "amd64"}, Platform{OS: "windows", Arch: "amd64"}
+	for _, d := range []*Descriptor{
+		{LinuxSonames: []string{"libcudart.so.13", "libcudart.so.12"}, WindowsDLLs: []string{"cudart64_13.dll"}},
+		{LinuxSonames: []string{"libnvvm.so.4"}, LinuxFiles: []string{"libnvvm.so"}, WindowsDLLs: []string{"nvvm64_40_0.dll"}, WindowsFiles: []string{"nvvm.dll"}},
+	} {
+		for _, p := range []Platform{linux, windows} {
+			want := slices.Clone(d.FileNames(p))
+			d.FileNames(p)[0] = "changed"
+			if got := d.FileNames(p); !slices.Equal(got, want) {
+				t.Errorf("%s: after a caller's change, FileNames = %v, want %v", p, got, want)
+			}
+		}
+	}
+	if got := (&Descriptor{}).FileNames(linux); got != nil {
+		t.Errorf("no names: %#v, want nil", got)
+	}
+}
