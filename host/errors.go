@@ -54,10 +54,10 @@ func (e *SearchError) Kind() search.Kind { return search.Kind(e.details().Kind) 
 func (e *SearchError) Path() string { return e.details().Path }
 
 // Looked are the file names looked for.
-func (e *SearchError) Looked() []string { return e.details().Looked }
+func (e *SearchError) Looked() []string { return slices.Clone(e.details().Looked) }
 
 // Suggestions are the close names, for ErrUnknown.
-func (e *SearchError) Suggestions() []string { return e.details().Suggestions }
+func (e *SearchError) Suggestions() []string { return slices.Clone(e.details().Suggestions) }
 
 // Attempts are every place looked, in order, each with why it was not taken.
 func (e *SearchError) Attempts() []search.Attempt { return slices.Clone(e.details().Attempts) }

@@ -85,3 +85,27 @@ func TestFinder_remembered(t *testing.T) {
 		t.Errorf("Find again = %p %+v, %v; want the first answer %p (%s)", again, again, err, first, lib)
 	}
 }
+
+// TestSearchError_ownSlices: what a SearchError's methods return is the caller's to change: every
+// caller waiting on one search shares its error, and the file names looked for are the catalog's.
+func TestSearchError_ownSlices(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	f, err := New(Options{LookupEnv: noEnv, SystemConfigDir: t.TempDir(), Platform: Platform{OS: "windows", Arch: "amd64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = f.Find(t.Context(), "cudart")
+	var se *SearchError
+	if !errors.As(err, &se) || !errors.Is(err, ErrNotFound) || len(se.Looked()) == 0 || len(se.Attempts()) == 0 {
+		t.Fatalf("Find(cudart) for Windows on a bare machine: %v; want not found, with names and attempts", err)
+	}
+	se.Looked()[0], se.Attempts()[0].Reason = "changed", "changed"
+	if se.Looked()[0] == "changed" || se.Attempts()[0].Reason == "changed" {
+		t.Errorf("a change to what Looked or Attempts returned reached the error: %v, %v", se.Looked(), se.Attempts())
+	}
+	_, again := f.Find(t.Context(), "cudart")
+	if errors.As(again, &se) && se.Looked()[0] == "changed" {
+		t.Errorf("a change to Looked reached the next search: %v", se.Looked())
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 )
@@ -50,7 +49,7 @@ func cmdExplain(fs *flag.FlagSet) func(context.Context, *cli, []string) int {
 func writeExplanation(w io.Writer, f *engine.Engine, ex *search.Explanation) {
 	fmt.Fprintf(w, "%s (%s) on %s, steps: %s\n", ex.Name, ex.Kind, f.Platform(), strings.Join(f.Order(ex.Name), " → "))
 	if ex.Err == nil || len(ex.Steps) > 0 {
-		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.FileNames(abi.Kind(ex.Kind), ex.Name), " or "))
+		fmt.Fprintf(w, "    looking for %s\n", strings.Join(f.FileNames(engine.Kind(ex.Kind), ex.Name), " or "))
 	}
 	var searchNotes []string // the check's notes, said once here rather than with each candidate
 	if c := ex.Compatibility; c != nil {

@@ -86,11 +86,11 @@ func ParsePlatform(s string) (Platform, error) {
 	return p, nil
 }
 
-// Kinds lists every kind, in the order listings show them.
+// Kinds lists every kind, in the order listings show them, as search.Kinds does.
 func Kinds() []Kind {
-	out := make([]Kind, len(catalog.Kinds))
-	for i, k := range catalog.Kinds {
-		out[i] = k.Kind
+	out := make([]Kind, len(search.Kinds()))
+	for i, k := range search.Kinds() {
+		out[i] = Kind(k)
 	}
 	return out
 }
