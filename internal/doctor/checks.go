@@ -51,8 +51,8 @@ func checkDriver(d *Facts) []Problem {
 		return nil
 	}
 	title := d.Driver.Summary
-	for _, in := range slices.Backward(driverIgnored(d.Driver)) { // checkIgnoredInputs names each, with its fix
-		title = strings.TrimSuffix(title, "; ignored "+in.String())
+	for _, in := range slices.Backward(d.Driver.Ignored) { // checkIgnoredInputs names each, with its fix
+		title = strings.TrimSuffix(title, "; ignored "+search.IgnoredInput(in).String())
 	}
 	return []Problem{{Title: title, Fix: d.Driver.Hint}}
 }
@@ -285,6 +285,9 @@ func checkIgnoredInputs(d *Facts) []Problem {
 // checkLoadedTwice: two files of one library mapped into one process (doctor --pid). Symbols
 // resolve to whichever came first, and the two copies do not share state.
 func checkLoadedTwice(d *Facts) []Problem {
+	if len(d.Maps) == 0 { // no --pid
+		return nil
+	}
 	var out []Problem
 	for _, a := range d.Libraries {
 		var copies []string
