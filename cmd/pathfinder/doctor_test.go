@@ -17,6 +17,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/engine"
 	"github.com/pathfinder-dev/pathfinder/internal/inspect"
 	"github.com/pathfinder-dev/pathfinder/internal/report"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -121,7 +122,7 @@ func TestDoctor_situations(t *testing.T) {
 			s.env.Setenv("PATHFINDER_SITE_PACKAGES", filepath.Join(s.base, "site"))
 			s.lib(t, "site/nvidia/cu13/lib/libcudart.so.13")
 			cudart12 := realnv.Get(t, "trixie/libcudart12").Path("usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127")
-			installFile(t, cudart12, filepath.Join(s.base, "site/nvidia/cuda_runtime/lib/libcudart.so.12"))
+			realnv.Place(t, cudart12, filepath.Join(s.base, "site/nvidia/cuda_runtime/lib/libcudart.so.12"))
 			return nil
 		}},
 		{name: "nothing-runs", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
@@ -142,8 +143,7 @@ func TestDoctor_situations(t *testing.T) {
 			// The toolkit's stub linked where the driver's libcuda belongs, a common attempt to make
 			// a build link that then breaks every CUDA program.
 			gccLib(t, filepath.Join(s.root, "usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so"), "libcuda.so.1")
-			os.MkdirAll(filepath.Join(s.root, "usr/lib/x86_64-linux-gnu"), 0o755)
-			os.Symlink("/usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so", filepath.Join(s.root, "usr/lib/x86_64-linux-gnu/libcuda.so.1"))
+			filetree.Symlink(t, "/usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so", filepath.Join(s.root, "usr/lib/x86_64-linux-gnu/libcuda.so.1"))
 			return nil
 		}},
 		{name: "cu12-and-cu13-wheels", code: exitNotFound, setup: func(t *testing.T, s *doctorSetup) []string {
@@ -153,7 +153,7 @@ func TestDoctor_situations(t *testing.T) {
 			s.lib(t, "site/nvidia/cu13/lib/libnvrtc.so.13")
 			// CUDA 12's runtime from Debian, where a cu12 wheel puts it.
 			cudart12 := realnv.Get(t, "trixie/libcudart12").Path("usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127")
-			installFile(t, cudart12, filepath.Join(s.base, "site/nvidia/cuda_runtime/lib/libcudart.so.12"))
+			realnv.Place(t, cudart12, filepath.Join(s.base, "site/nvidia/cuda_runtime/lib/libcudart.so.12"))
 			s.lib(t, "site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
 			return nil
 		}},

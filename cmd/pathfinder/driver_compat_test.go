@@ -2,22 +2,20 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/host/driver"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // runDriver runs bin's driver command in a fresh process, with the pins given (unset when "") and
 // args after it.
 func (e *testEnv) runDriver(t *testing.T, bin, driverPin, ccPin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"driver"}, args...)...)
-	cmd.Env = e.Environ("PATHFINDER_DRIVER_VERSION="+driverPin, "PATHFINDER_COMPUTE_CAPABILITY="+ccPin)
-	return runCommand(t, cmd)
+	pins := []string{"PATHFINDER_DRIVER_VERSION=" + driverPin, "PATHFINDER_COMPUTE_CAPABILITY=" + ccPin}
+	return e.runBin(t, bin, pins, append([]string{"driver"}, args...)...)
 }
 
 // TestDriver_runs: `driver --json` carries runs for each CUDA major, for drivers pinned and found
@@ -103,9 +101,7 @@ func TestDriver_variant(t *testing.T) {
 	for _, lib := range []string{"libcuda.so", "libnvidia-ml.so"} { // the user-space driver, its version in the name the link leads to
 		dir := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
 		gccLib(t, filepath.Join(dir, lib+".550.54.14"), lib+".1")
-		if err := os.Symlink(lib+".550.54.14", filepath.Join(dir, lib+".1")); err != nil {
-			t.Fatal(err)
-		}
+		filetree.Symlink(t, lib+".550.54.14", filepath.Join(dir, lib+".1"))
 	}
 	captured, errOut, code := e.runDriver(t, bin, "", "", "--format", "variant", "--root", root)
 	if code != exitOK || errOut != "" || captured != out {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/builtin"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // goTool is the process's own go command, whatever PATH isolate() gives the command under test;
@@ -83,7 +84,7 @@ func newOptappsSite(t *testing.T, e *testEnv) *optappsSite {
 	gccLib(t, filepath.Join(s.root, "12.8/lib64/libcudart.so.12"), "libcudart.so.12")
 	gccLib(t, filepath.Join(s.root, "13.0/lib64/libcudart.so.13"), "libcudart.so.13")
 	gccLib(t, filepath.Join(s.root, "13.0/lib64/libnvrtc.so.13"), "libnvrtc.so.13")
-	os.Symlink("13.0", filepath.Join(s.root, "latest"))
+	filetree.Symlink(t, "13.0", filepath.Join(s.root, "latest"))
 	s.site = filepath.Join(s.base, "site-packages")
 	gccLib(t, filepath.Join(s.site, "nvidia/cu13/lib/libcudart.so.13"), "libcudart.so.13")
 	e.Setenv("PATHFINDER_SITE_PACKAGES", s.site)

@@ -296,16 +296,7 @@ func (e *testEnv) usePluginCache(t *testing.T) {
 // others, whatever the umask).
 func write(t *testing.T, path string, data []byte) string {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return filetree.PutMode(t, filepath.Dir(path), filepath.Base(path), data, 0o644)
 }
 
 // runChild runs pathfinder with args in a child process, in this environment.
@@ -355,29 +346,11 @@ func machine(t *testing.T, suite string, files map[string]string) string {
 			version := strings.SplitN(p.Version, "-", 2)[0]
 			soname := map[string]string{"libcuda1": "libcuda.so.1", "libnvidia-ml1": "libnvidia-ml.so.1"}[pkg]
 			file := strings.TrimSuffix(soname, "1") + version
-			installFile(t, p.Path("usr/lib/x86_64-linux-gnu/nvidia/current/"+file), filepath.Join(libdir, file))
-			if err := os.Symlink(file, filepath.Join(libdir, soname)); err != nil {
-				t.Fatal(err)
-			}
+			realnv.Place(t, p.Path("usr/lib/x86_64-linux-gnu/nvidia/current/"+file), filepath.Join(libdir, file))
+			filetree.Symlink(t, file, filepath.Join(libdir, soname))
 		}
 	}
 	return root
-}
-
-// installFile hard-links from at to, or copies it where the file systems differ.
-func installFile(t *testing.T, from, to string) {
-	t.Helper()
-	os.MkdirAll(filepath.Dir(to), 0o755)
-	if os.Link(from, to) == nil {
-		return
-	}
-	data, err := os.ReadFile(from)
-	if err == nil {
-		err = os.WriteFile(to, data, 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // kernelModule is what a loaded nvidia module of version v shows in /sys and /proc.

@@ -3,10 +3,11 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestLinks_output: what README promises a user sees of a library reached through links that lead
@@ -20,10 +21,8 @@ func TestLinks_output(t *testing.T) {
 	gccLib(t, real, "libcudart.so.12")
 	soname := filepath.Join(store, "cuda_cudart-12.4/lib/libcudart.so.12")
 	link := filepath.Join(root, "lib64/libcudart.so.12")
-	os.MkdirAll(filepath.Dir(link), 0o755)
-	if os.Symlink("libcudart.so.12.4.127", soname) != nil || os.Symlink(soname, link) != nil {
-		t.Fatal("symlink")
-	}
+	filetree.Symlink(t, "libcudart.so.12.4.127", soname)
+	filetree.Symlink(t, soname, link)
 	e.Setenv("CUDA_HOME", root)
 	out, _, code := e.run(t, "explain", "cudart")
 	for _, want := range []string{"✓ " + link + "  (found via CUDA_HOME)", link + " → " + soname, soname + " → libcudart.so.12.4.127"} {
@@ -45,8 +44,7 @@ func TestLinks_output(t *testing.T) {
 	// A link to a file that is no library is refused, and explain says where it led.
 	evil := t.TempDir()
 	passwd := filepath.Join(evil, "lib64/libcudart.so.12")
-	os.MkdirAll(filepath.Dir(passwd), 0o755)
-	os.Symlink("/etc/passwd", passwd)
+	filetree.Symlink(t, "/etc/passwd", passwd)
 	e.Setenv("CUDA_HOME", evil)
 	out, _, code = e.run(t, "explain", "cudart")
 	for _, want := range []string{"✗ " + passwd + "  refused: not an ELF file", passwd + " → /etc/passwd"} {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestFind_json(t *testing.T) {
@@ -218,15 +220,11 @@ func TestDriver_fakeRoot(t *testing.T) {
 	t.Parallel()
 	e := isolate(t)
 	root := t.TempDir()
-	for path, data := range map[string]string{
+	filetree.Write(t, root, map[string]string{
 		"proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build  (dvs-builder@U16-I3-B03-4-3)  Mon Dec 30 17:10:20 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n",
 		"sys/module/nvidia/version":  "550.144.03\n",
 		"dev/nvidiactl":              "",
-	} {
-		p := filepath.Join(root, path)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(data), 0o644)
-	}
+	})
 	out, errOut, code := e.run(t, "driver", "--root", root, "--json", "--methods", "sysfs,procfs")
 	var report map[string]any
 	if err := json.Unmarshal([]byte(out), &report); err != nil || code != exitOK {
@@ -252,18 +250,14 @@ func TestFind_kindsTargetsAndOneToolkit(t *testing.T) {
 	t.Parallel()
 	e := isolate(t)
 	cuda := t.TempDir()
-	for rel, data := range map[string]string{
+	filetree.Write(t, cuda, map[string]string{
 		"include/cuda_runtime.h":           "",
 		"include/cccl/cuda/std/version":    "",
 		"nvvm/libdevice/libdevice.10.bc":   "BC\xc0\xde",
 		"lib64/libcudadevrt.a":             "!<arch>\n",
 		"bin/x64/nvcc.exe":                 "MZ",
 		"include/cuda/std/not-the-version": "",
-	} {
-		p := filepath.Join(cuda, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(data), 0o644)
-	}
+	})
 	gccLib(t, filepath.Join(cuda, "lib64/libcudart.so.12"), "libcudart.so.12")
 	gccLib(t, filepath.Join(cuda, "lib64/libnvrtc.so.12"), "libnvrtc.so.12")
 	e.Setenv("CUDA_HOME", cuda)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // The one line a user reads says what really happened: these run the built binary, in a process
@@ -37,7 +38,7 @@ func TestStubNeverHandedOut(t *testing.T) {
 	dir, marks := t.TempDir(), t.TempDir()
 	stubs := filepath.Join(dir, "cuda", "lib64", "stubs")
 	markerLib(t, filepath.Join(stubs, "libcuda.so"), "libcuda.so.1", filepath.Join(marks, "stub"))
-	os.Symlink("libcuda.so", filepath.Join(stubs, "libcuda.so.1"))
+	filetree.Symlink(t, "libcuda.so", filepath.Join(stubs, "libcuda.so.1"))
 	real := filepath.Join(dir, "driver", "libcuda.so.1")
 	markerLib(t, real, "libcuda.so.1", filepath.Join(marks, "driver"))
 

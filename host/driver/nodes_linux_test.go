@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // nodeGPU is one GPU of a captured node.
@@ -60,9 +62,7 @@ func capturedNodes(t *testing.T) map[string]string {
 		for soname, src := range map[string]string{"libcuda.so.1": cudaStubC, "libnvidia-ml.so.1": nvmlStubC} {
 			file := strings.TrimSuffix(soname, "1") + version
 			copyFile(t, buildStub(t, soname, src), filepath.Join(root, "usr/lib64", file))
-			if err := os.Symlink(file, filepath.Join(root, "usr/lib64", soname)); err != nil {
-				t.Fatal(err)
-			}
+			filetree.Symlink(t, file, filepath.Join(root, "usr/lib64", soname))
 		}
 		return root
 	}

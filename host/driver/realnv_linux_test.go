@@ -5,7 +5,6 @@ package driver
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,37 +55,11 @@ func (d realDriver) install(t *testing.T, root string) {
 	t.Helper()
 	for _, l := range []struct{ dir, file, soname string }{{d.cudaDir, d.cudaFile, "libcuda.so.1"}, {d.nvmlDir, d.nvmlFile, "libnvidia-ml.so.1"}} {
 		cur := filepath.Join(root, debianLibDir, "nvidia/current")
-		linkOrCopy(t, filepath.Join(l.dir, l.file), filepath.Join(cur, l.file))
+		realnv.Place(t, filepath.Join(l.dir, l.file), filepath.Join(cur, l.file))
 		filetree.Symlink(t, l.file, filepath.Join(cur, l.soname))
 		alt := "/etc/alternatives/nvidia--" + l.soname + "-x86_64-linux-gnu"
 		filetree.Symlink(t, "/"+debianLibDir+"/nvidia/current/"+l.soname, filepath.Join(root, alt))
 		filetree.Symlink(t, alt, filepath.Join(root, debianLibDir, l.soname))
-	}
-}
-
-// linkOrCopy puts the file at to: a hard link where the file system allows one, else a copy.
-func linkOrCopy(t *testing.T, from, to string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if os.Link(from, to) == nil {
-		return
-	}
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err == nil {
-		_, err = io.Copy(out, in)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -327,7 +300,7 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		root := fakeRoot(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "535.261.03\n"}))
 		d535.install(t, root)
 		compat := "/usr/local/cuda-12.4/compat"
-		linkOrCopy(t, filepath.Join(d550.cudaDir, d550.cudaFile), filepath.Join(root, compat, d550.cudaFile))
+		realnv.Place(t, filepath.Join(d550.cudaDir, d550.cudaFile), filepath.Join(root, compat, d550.cudaFile))
 		filetree.Symlink(t, d550.cudaFile, filepath.Join(root, compat, "libcuda.so.1"))
 		r := Probe(context.Background(), Options{Root: root, rootIsLive: true, Methods: fileMethods, LookupEnv: env(map[string]string{"LD_LIBRARY_PATH": compat})})
 		cuda := r.UserSpace[0]
@@ -341,7 +314,7 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		// bookworm's libnvidia-ml over trixie's, as a half-finished upgrade or downgrade leaves it.
 		cur := filepath.Join(root, debianLibDir, "nvidia/current")
 		os.Remove(filepath.Join(cur, "libnvidia-ml.so.1"))
-		linkOrCopy(t, filepath.Join(d535.nvmlDir, d535.nvmlFile), filepath.Join(cur, d535.nvmlFile))
+		realnv.Place(t, filepath.Join(d535.nvmlDir, d535.nvmlFile), filepath.Join(cur, d535.nvmlFile))
 		filetree.Symlink(t, d535.nvmlFile, filepath.Join(cur, "libnvidia-ml.so.1"))
 		r := probe(t, root, fileMethods, nil)
 		want := "libcuda.so.1 is 550.163.01 (/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.550.163.01) but libnvidia-ml.so.1 is 535.261.03"
@@ -364,7 +337,7 @@ func TestProbe_userSpaceLookup(t *testing.T) {
 		t.Fatalf("%+v", cuda)
 	}
 	root := fakeRoot(t, nil)
-	linkOrCopy(t, filepath.Join(d.cudaDir, d.cudaFile), filepath.Join(root, "opt/driver", d.cudaFile))
+	realnv.Place(t, filepath.Join(d.cudaDir, d.cudaFile), filepath.Join(root, "opt/driver", d.cudaFile))
 	filetree.Symlink(t, d.cudaFile, filepath.Join(root, "opt/driver/libcuda.so.1"))
 	for _, live := range []bool{false, true} {
 		r := Probe(context.Background(), Options{Root: root, rootIsLive: live, Methods: []string{methodUserSpace}, LookupEnv: env(map[string]string{"LD_LIBRARY_PATH": "/opt/driver"})})

@@ -57,18 +57,24 @@ func TestExplanation_JSON(t *testing.T) {
 }
 
 // TestAttempts: the flat list is each step's tries, then its candidates not taken, then the detail
-// of a step that failed or was skipped.
+// of a step that failed or was skipped. A step that failed on a found file, as every load does in
+// the pathfinder_static build, adds no attempt without a reason: its candidate says why.
 func TestAttempts(t *testing.T) {
+	const unavailable = "this build cannot load libraries (pathfinder_static)"
 	ex := search.Explanation{Steps: []search.StepTrace{
 		{Step: "wheels", Outcome: search.OutcomeNothing, Tried: []search.Attempt{{Step: "wheels", Path: "/a", Reason: "no such directory"}},
 			Candidates: []search.CandidateTrace{{Path: "/b", Refused: "not an ELF file"}, {Path: "/c", Taken: true}}},
 		{Step: "conda", Outcome: search.OutcomeSkipped, Detail: "CONDA_PREFIX is not set"},
+		{Step: "envroots", Outcome: search.OutcomeFailed, Candidates: []search.CandidateTrace{{Path: "/cuda/lib64/libcudart.so.12", Refused: unavailable}}},
+		{Step: "mine", Outcome: search.OutcomeFailed, Detail: `plugin "mine": trapped`},
 		{Step: "system", Outcome: search.OutcomeFound, Detail: "found"},
 	}}
 	want := []search.Attempt{
 		{Step: "wheels", Path: "/a", Reason: "no such directory"},
 		{Step: "wheels", Path: "/b", Reason: "not an ELF file"},
 		{Step: "conda", Reason: "CONDA_PREFIX is not set"},
+		{Step: "envroots", Path: "/cuda/lib64/libcudart.so.12", Reason: unavailable},
+		{Step: "mine", Reason: `plugin "mine": trapped`},
 	}
 	if got := ex.Attempts(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Attempts() = %v, want %v", got, want)

@@ -24,11 +24,7 @@ func TestConfig_layers(t *testing.T) {
 		ConfigFile:      last,
 		LookupEnv:       testEnv{"HOME": home, "PATHFINDER_CONFIG": envFile}.lookup,
 	}
-	f, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newFinderOpts(t, opts)
 	files := f.ConfigFiles()
 	want := []string{"builtin:pathfinder.toml", filepath.Join(sys, "pathfinder.toml"), filepath.Join(home, ".config/pathfinder/pathfinder.toml"), envFile, last}
 	if strings.Join(files, "\n") != strings.Join(want, "\n") {

@@ -40,12 +40,7 @@ func windowsTargetFinder(t *testing.T, env testEnv, h hooks) *Engine {
 	t.Helper()
 	env["PATHFINDER_CACHE_DIR"] = sharedCacheDir
 	h.engine = testEngine()
-	f, err := New(Options{Platform: abi.Platform{OS: "windows", Arch: "amd64"}, LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), hooks: h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return newFinderOpts(t, Options{Platform: abi.Platform{OS: "windows", Arch: "amd64"}, LookupEnv: env.lookup, SystemConfigDir: t.TempDir(), hooks: h})
 }
 
 func TestRun_windowsHostPaths(t *testing.T) {

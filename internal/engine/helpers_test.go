@@ -129,12 +129,7 @@ func newFinder(t testing.TB, env testEnv, config string, with ...func(*Options))
 	for _, w := range with {
 		w(&opts)
 	}
-	f, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return newFinderOpts(t, opts)
 }
 
 var testEngine = sync.OnceValue(func() *wasm.Engine {
@@ -195,7 +190,7 @@ func pack(name string, extra ...string) []byte {
 }
 
 // newFinderOpts is New with opts, closed when the test ends.
-func newFinderOpts(t *testing.T, opts Options) *Engine {
+func newFinderOpts(t testing.TB, opts Options) *Engine {
 	t.Helper()
 	f, err := New(opts)
 	if err != nil {

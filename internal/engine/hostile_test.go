@@ -601,11 +601,7 @@ const (
 // has made what the link leads to, if anything.
 func hostileLink(target func(*testing.T, hostileDirs) string) func(*testing.T, hostileDirs) {
 	return func(t *testing.T, d hostileDirs) {
-		to := target(t, d)
-		os.MkdirAll(filepath.Join(d.root, "lib"), 0o755)
-		if err := os.Symlink(to, filepath.Join(d.root, "lib/libcudart.so.13")); err != nil {
-			t.Fatal(err)
-		}
+		filetree.Symlink(t, target(t, d), filepath.Join(d.root, "lib/libcudart.so.13"))
 	}
 }
 
@@ -620,10 +616,7 @@ func hostileSecrets(t *testing.T, d hostileDirs) {
 		"link-dir":    d.outside,
 		"sub/link-up": "../../outside/secret.txt",
 	} {
-		os.MkdirAll(filepath.Dir(filepath.Join(d.root, link)), 0o755)
-		if err := os.Symlink(target, filepath.Join(d.root, link)); err != nil {
-			t.Fatal(err)
-		}
+		filetree.Symlink(t, target, filepath.Join(d.root, link))
 	}
 }
 

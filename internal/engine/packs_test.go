@@ -32,11 +32,7 @@ func TestPacks_discovery(t *testing.T) {
 		"CONDA_PREFIX":     venv, // the same prefix twice: its packs are read once
 		"PATHFINDER_PACKS": envFile + string(os.PathListSeparator) + filepath.Join(envDir, "dir"),
 	}
-	f, err := New(Options{LookupEnv: env.lookup, SystemConfigDir: sys, ConfigFile: config})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newFinderOpts(t, Options{LookupEnv: env.lookup, SystemConfigDir: sys, ConfigFile: config})
 	var got []string
 	for _, p := range f.Packs() {
 		got = append(got, fmt.Sprintf("%s %s %v", p.File, p.Origin, p.Libraries[DynamicLib]))

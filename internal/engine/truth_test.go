@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/pathfinder-dev/pathfinder/abi"
-	"github.com/pathfinder-dev/pathfinder/host/search"
 	"github.com/pathfinder-dev/pathfinder/internal/loader"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
@@ -323,8 +322,7 @@ func TestFind_cudaHomePassedOver(t *testing.T) {
 // CLI's find and load lines add "(pathfinder explain NAME lists them)".
 func TestSearchError_namesNoCommand(t *testing.T) {
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "lib64"), 0o755)
-	os.WriteFile(filepath.Join(root, "lib64", "libcudart.so.12"), []byte("not a library"), 0o644)
+	filetree.PutMode(t, root, "lib64/libcudart.so.12", []byte("not a library"), 0o644)
 	f := newFinder(t, map[string]string{"CUDA_PATH": root}, "")
 	w := newFinder(t, nil, "")
 	w.platform = mustPlatform(t, "windows/amd64")
@@ -450,24 +448,5 @@ func TestUnknown_namesEveryKind(t *testing.T) {
 		if !isUnknown || err.Error() != tt.want || fmt.Sprint(se.Suggestions) != fmt.Sprint(tt.suggestions) {
 			t.Errorf("%s %s: %v, suggestions %q; want %s, %q", tt.kind, tt.name, err, se.Suggestions, tt.want, tt.suggestions)
 		}
-	}
-}
-
-// TestAttempts_everyOneHasAReason: a step that failed on a found file, as every load does in the
-// pathfinder_static build, adds no attempt without a reason; its candidate says why.
-func TestAttempts_everyOneHasAReason(t *testing.T) {
-	ex := &search.Explanation{Steps: []search.StepTrace{
-		{Step: "envroots", Outcome: search.OutcomeFailed, Candidates: []search.CandidateTrace{{Path: "/cuda/lib64/libcudart.so.12", Refused: loader.ErrUnavailable.Error()}}},
-		{Step: "mine", Outcome: search.OutcomeFailed, Detail: "plugin \"mine\": trapped"},
-		{Step: "system", Outcome: search.OutcomeSkipped, Detail: loader.ErrUnavailable.Error()},
-	}}
-	got := ex.Attempts()
-	want := []search.Attempt{
-		{Step: "envroots", Path: "/cuda/lib64/libcudart.so.12", Reason: loader.ErrUnavailable.Error()},
-		{Step: "mine", Reason: "plugin \"mine\": trapped"},
-		{Step: "system", Reason: loader.ErrUnavailable.Error()},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("Attempts = %+v\nwant %+v", got, want)
 	}
 }
