@@ -262,12 +262,7 @@ func TestResolve_MatchesDlopenInChroot(t *testing.T) {
 	// The loader, the probe, and the libraries the probe needs, found by the model itself.
 	install := func(inside, from string) {
 		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, inside)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := copyFile(from, filepath.Join(root, inside)); err != nil {
-			t.Fatal(err)
-		}
+		copyFile(t, from, filepath.Join(root, inside))
 	}
 	interp, err := filepath.EvalSymlinks(tg.interp)
 	if err != nil {

@@ -3,11 +3,9 @@ package loadermodel
 import (
 	"bytes"
 	"debug/elf"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -122,36 +120,32 @@ func TestMain(m *testing.M) {
 // the file's content (filetree.Write).
 func tree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
-	libs := map[string]libSpec{} // path: the library copied there
+	var names []string // where each library in specs is copied
+	var specs []libSpec
 	rest := map[string]string{}
 	for name, v := range files {
 		if soname, ok := strings.CutPrefix(v, "lib:"); ok {
-			libs[name] = libSpec{soname, false}
+			names, specs = append(names, name), append(specs, libSpec{soname, false})
 		} else if soname, ok := strings.CutPrefix(v, "lib32:"); ok {
-			libs[name] = libSpec{soname, true}
+			names, specs = append(names, name), append(specs, libSpec{soname, true})
 		} else {
 			rest[name] = v
 		}
 	}
-	builtLibs(t, slices.Collect(maps.Values(libs))...)
 	filetree.Write(t, root, rest)
-	for name, lib := range libs {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := copyFile(builtLib(t, lib.soname, lib.m32), p); err != nil {
-			t.Fatal(err)
-		}
+	for i, lib := range builtLibs(t, specs...) {
+		copyFile(t, lib, filepath.Join(root, names[i]))
 	}
 }
 
-func copyFile(src, dst string) error {
+// copyFile writes src's bytes at dst, executable, making the folders above it.
+func copyFile(t testing.TB, src, dst string) {
+	t.Helper()
 	data, err := os.ReadFile(src)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	return os.WriteFile(dst, data, 0o755)
+	filetree.Put(t, filepath.Dir(dst), filepath.Base(dst), data)
 }
 
 // ldconfig writes root/etc/ld.so.cache for the directories (paths inside root) with the real

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pathfinder-dev/pathfinder/internal/binfmt"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/elfso"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/realnv"
 )
 
@@ -42,9 +43,9 @@ func TestLoadProblem_agreesWithDlopen(t *testing.T) {
 	build := t.TempDir()
 	// libdep.so.1 as the program was built against it (f at DEP_1, g at DEP_2), and an older one
 	// with only DEP_1: a library built against the newer fails to load beside the older.
-	newDep := gccVersioned(t, mkdir(t, build, "new"), "libdep.so.1",
+	newDep := gccVersioned(t, filetree.Mkdir(t, build, "new", 0o755), "libdep.so.1",
 		"int f(void){return 1;} int g(void){return 2;}", "DEP_1 { global: f; local: *; };\nDEP_2 { global: g; } DEP_1;\n")
-	oldDep := gccVersioned(t, mkdir(t, build, "old"), "libdep.so.1", "int f(void){return 1;}", "DEP_1 { global: f; local: *; };\n")
+	oldDep := gccVersioned(t, filetree.Mkdir(t, build, "old", 0o755), "libdep.so.1", "int f(void){return 1;}", "DEP_1 { global: f; local: *; };\n")
 	user := func(dir string, extra ...string) string {
 		return gccVersioned(t, dir, "libuser.so.1", "int g(void); int h(void){return g();}", "",
 			append([]string{"-L" + filepath.Dir(newDep), "-l:libdep.so.1"}, extra...)...)
@@ -57,11 +58,11 @@ func TestLoadProblem_agreesWithDlopen(t *testing.T) {
 		problem string // a substring of the predicted problem, "" for none
 	}{
 		{"needed beside it through $ORIGIN", func(dir string) string {
-			copyFile(newDep, filepath.Join(dir, "libdep.so.1"))
+			copyFile(t, newDep, filepath.Join(dir, "libdep.so.1"))
 			return user(dir, "-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags")
 		}, nil, ""},
 		{"needed beside it through an old-style DT_RPATH", func(dir string) string {
-			copyFile(newDep, filepath.Join(dir, "libdep.so.1"))
+			copyFile(t, newDep, filepath.Join(dir, "libdep.so.1"))
 			return user(dir, "-Wl,-rpath,$ORIGIN", "-Wl,--disable-new-dtags")
 		}, nil, ""},
 		{"needed nowhere", func(dir string) string {
@@ -71,15 +72,15 @@ func TestLoadProblem_agreesWithDlopen(t *testing.T) {
 			return user(dir)
 		}, func(string) string { return filepath.Dir(newDep) }, ""},
 		{"needed version missing", func(dir string) string {
-			copyFile(oldDep, filepath.Join(dir, "libdep.so.1"))
+			copyFile(t, oldDep, filepath.Join(dir, "libdep.so.1"))
 			return user(dir, "-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags")
 		}, nil, "libdep.so.1: version DEP_2 not found (required by libuser.so.1)"},
 		{"LD_LIBRARY_PATH wins over DT_RUNPATH", func(dir string) string {
-			copyFile(newDep, filepath.Join(dir, "libdep.so.1"))
+			copyFile(t, newDep, filepath.Join(dir, "libdep.so.1"))
 			return user(dir, "-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags")
 		}, func(string) string { return filepath.Dir(oldDep) }, "version DEP_2 not found"},
 		{"DT_RPATH wins over LD_LIBRARY_PATH", func(dir string) string {
-			copyFile(newDep, filepath.Join(dir, "libdep.so.1"))
+			copyFile(t, newDep, filepath.Join(dir, "libdep.so.1"))
 			return user(dir, "-Wl,-rpath,$ORIGIN", "-Wl,--disable-new-dtags")
 		}, func(string) string { return filepath.Dir(oldDep) }, ""},
 	}
@@ -110,7 +111,7 @@ func TestLoadProblem_agreesWithDlopen(t *testing.T) {
 // matched by soname and needs no search.
 func TestLoadProblem_provided(t *testing.T) {
 	dir := t.TempDir()
-	dep := gccVersioned(t, mkdir(t, dir, "dep"), "libdep.so.1", "int g(void){return 2;}", "")
+	dep := gccVersioned(t, filetree.Mkdir(t, dir, "dep", 0o755), "libdep.so.1", "int g(void){return 2;}", "")
 	user := gccVersioned(t, dir, "libuser.so.1", "int g(void); int h(void){return g();}", "", "-L"+filepath.Dir(dep), "-l:libdep.so.1")
 	l := &Loader{Getenv: env(nil)}
 	if p := l.LoadProblem(user, needsOf(t, user), nil, nil); !strings.Contains(p, "libdep.so.1") {
@@ -156,15 +157,6 @@ func TestNeeds_PIE(t *testing.T) {
 	if n := needsOf(t, lib); n.PIE || n.Soname != "libx.so.1" {
 		t.Fatalf("a shared library: %+v", n)
 	}
-}
-
-func mkdir(t *testing.T, parent, name string) string {
-	t.Helper()
-	d := filepath.Join(parent, name)
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // TestDefinedVersions: the hand-read version definitions (binfmt's) are debug/elf's, on this
