@@ -334,8 +334,7 @@ func squeezeSpaces(s string) string {
 // suite is set.
 func machine(t *testing.T, suite string, files map[string]string) string {
 	t.Helper()
-	root := t.TempDir()
-	filetree.Write(t, root, files)
+	root := filetree.New(t, files)
 	if suite != "" {
 		if runtime.GOARCH != "amd64" {
 			t.Skip("the unpacked Debian packages are amd64's")

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // benchRoot is a two-H100 machine: device node, /sys, /proc with per-GPU files, and the PCI tree.
@@ -18,7 +20,7 @@ func benchRoot(b *testing.B) string {
 	pciDevice(files, "0000:18:00.0", 0x10de, 0x030200, 0x2330, "nvidia")
 	pciDevice(files, "0000:65:00.0", 0x10de, 0x030200, 0x2330, "nvidia")
 	pciDevice(files, "0000:00:02.0", 0x8086, 0x030000, 0x9a49, "i915")
-	return fakeRoot(b, files)
+	return filetree.New(b, files)
 }
 
 // BenchmarkProbe_files is the path without ioctls or subprocesses: /sys, /proc and the PCI tree.
@@ -36,7 +38,7 @@ func BenchmarkProbe_files(b *testing.B) {
 // for the query and once more for the CUDA version in its header.
 func BenchmarkProbe_nvidiaSMI(b *testing.B) {
 	path := writeSMI(b, filepath.Join(b.TempDir(), "nvidia-smi"), smiFake{query: h100Lines(b, "550.54.14"), header: sample(b, "nvidia_smi/header_classic_windows_535.98.txt")})
-	opts := Options{Root: fakeRoot(b, liveFiles(nil)), rootIsLive: true, Methods: []string{methodNvidiaSMI}, LookupEnv: env(nil), LookPath: func(string) (string, error) { return path, nil }}
+	opts := Options{Root: filetree.New(b, liveFiles(nil)), rootIsLive: true, Methods: []string{methodNvidiaSMI}, LookupEnv: env(nil), LookPath: func(string) (string, error) { return path, nil }}
 	for b.Loop() {
 		if r := Probe(context.Background(), opts); len(r.GPUs) != 8 {
 			b.Fatalf("%+v", r.Methods)
@@ -72,7 +74,7 @@ func BenchmarkProbe_full(b *testing.B) {
 // BenchmarkProbe_libcudaChild is the libcuda method: this binary re-executed as the child.
 func BenchmarkProbe_libcudaChild(b *testing.B) {
 	lib := cudaStubForBench(b)
-	opts := Options{Root: fakeRoot(b, liveFiles(nil)), rootIsLive: true, Methods: []string{methodLibcuda}, LookupEnv: env(map[string]string{envCUDALibrary: lib})}
+	opts := Options{Root: filetree.New(b, liveFiles(nil)), rootIsLive: true, Methods: []string{methodLibcuda}, LookupEnv: env(map[string]string{envCUDALibrary: lib})}
 	for b.Loop() {
 		if r := Probe(context.Background(), opts); len(r.GPUs) != 2 {
 			b.Fatalf("%+v", r.Methods)

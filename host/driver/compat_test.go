@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestProbe_runs: Report.Runs from the driver the probe found, through a captured /sys and /proc
@@ -35,7 +37,7 @@ func TestProbe_runs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := probe(t, fakeRoot(t, tc.files), fileMethods, tc.vars)
+			r := probe(t, filetree.New(t, tc.files), fileMethods, tc.vars)
 			var got []string
 			for _, s := range r.Runs {
 				got = append(got, s.CUDA+": "+s.String())
@@ -82,7 +84,7 @@ func TestProbe_computeCapabilityPin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := probe(t, fakeRoot(t, tc.files), fileMethods, tc.vars)
+			r := probe(t, filetree.New(t, tc.files), fileMethods, tc.vars)
 			wantOutcome(t, r, methodOverride, tc.outcome, tc.detail)
 			var ccs []string
 			for _, g := range r.GPUs {
@@ -116,7 +118,7 @@ func TestProbe_computeCapabilityPin(t *testing.T) {
 // TestReport_VariantConfigs: the provider's configs for a working driver, from the pins on a
 // machine with no GPU; an empty list, JSON [], for a driver that does not work.
 func TestReport_VariantConfigs(t *testing.T) {
-	nothing := fakeRoot(t, nil)
+	nothing := filetree.New(t, nil)
 	tests := []struct {
 		name string
 		vars map[string]string

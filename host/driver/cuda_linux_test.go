@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pathfinder-dev/pathfinder/internal/child"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestProbe_libcuda runs the real child: this test binary re-executed, served by the package's
@@ -44,7 +45,7 @@ func TestProbe_libcuda(t *testing.T) {
 			for k, v := range tc.vars {
 				vars[k] = v
 			}
-			r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(vars), Timeout: tc.timeout, rootIsLive: true})
+			r := Probe(context.Background(), Options{Root: filetree.New(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(vars), Timeout: tc.timeout, rootIsLive: true})
 			wantOutcome(t, r, methodLibcuda, tc.outcome, tc.detail...)
 			if len(r.GPUs) != tc.gpus {
 				t.Fatalf("%d GPUs, want %d", len(r.GPUs), tc.gpus)
@@ -74,7 +75,7 @@ func TestProbe_libcudaFillsPCI(t *testing.T) {
 	files["/sys/module/nvidia/version"] = "570.195.03\n"
 	lib := buildStub(t, "libcuda.so.1", cudaStubC, "VERSION=12080")
 	r := Probe(context.Background(), Options{
-		Root:       fakeRoot(t, files),
+		Root:       filetree.New(t, files),
 		rootIsLive: true,
 		LookupEnv:  env(map[string]string{envCUDALibrary: lib, envNVMLLibrary: "/nope/libnvidia-ml.so.1"}),
 		LookPath:   func(string) (string, error) { return "", context.Canceled },
@@ -101,7 +102,7 @@ func TestProbe_libcudaFillsPCI(t *testing.T) {
 // program's own code, and must not start a child of its own.
 func TestProbe_libcudaRecursionGuard(t *testing.T) {
 	t.Setenv(child.RoleVar, "some-other-role")
-	r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(nil), rootIsLive: true})
+	r := Probe(context.Background(), Options{Root: filetree.New(t, liveFiles(nil)), Methods: []string{methodLibcuda}, LookupEnv: env(nil), rootIsLive: true})
 	wantOutcome(t, r, methodLibcuda, OutcomeFailed, `a child in the role "some-other-role", which nothing in it serves`)
 }
 

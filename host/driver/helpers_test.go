@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestMain needs nothing for the libcuda probe's child: this package's initialisation serves it
@@ -34,15 +32,6 @@ var stubDir string
 
 // fileMethods are the methods that only read files under Root: hermetic on any machine.
 var fileMethods = []string{methodOverride, methodSetup, methodIoctl, methodSysfs, methodProcfs, methodUserSpace, methodPCI}
-
-// fakeRoot builds a machine under t.TempDir(). Keys are absolute paths; a value of "dir" makes a
-// folder, "-> target" a symlink, anything else a file with that content (filetree.Write).
-func fakeRoot(t testing.TB, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	filetree.Write(t, root, files)
-	return root
-}
 
 // sample reads a file from testdata.
 func sample(t testing.TB, rel string) string {
@@ -136,7 +125,8 @@ func hasNote(r *Report, sub string) bool {
 	return false
 }
 
-// pciDevice adds one /sys/bus/pci/devices entry to a fakeRoot spec; driver "" leaves it unbound.
+// pciDevice adds one /sys/bus/pci/devices entry to a machine's files (filetree.New); driver ""
+// leaves it unbound.
 func pciDevice(files map[string]string, busID string, vendor, class, device uint32, driver string) {
 	d := "/sys/bus/pci/devices/" + busID
 	files[d+"/vendor"] = fmt.Sprintf("0x%04x\n", vendor)

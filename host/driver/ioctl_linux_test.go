@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,15 +30,15 @@ func TestProbe_ioctl(t *testing.T) {
 		outcome Outcome
 		detail  []string
 	}{
-		{name: "no device node", root: fakeRoot(t, nil), outcome: OutcomeUnavailable, detail: []string{"no /dev/nvidiactl"}},
+		{name: "no device node", root: filetree.New(t, nil), outcome: OutcomeUnavailable, detail: []string{"no /dev/nvidiactl"}},
 		// A fake root's nvidiactl is a file: the ioctl answers ENOTTY, a clean failure.
-		{name: "regular file", root: fakeRoot(t, map[string]string{"/dev/nvidiactl": ""}), outcome: OutcomeFailed,
+		{name: "regular file", root: filetree.New(t, map[string]string{"/dev/nvidiactl": ""}), outcome: OutcomeFailed,
 			detail: []string{"does not answer the NVIDIA ioctls", "inappropriate ioctl for device", "regular file"}},
 		// A character device that is not NVIDIA's.
-		{name: "other char device", root: fakeRoot(t, map[string]string{"/dev/nvidiactl": "-> /dev/null"}), outcome: OutcomeFailed,
+		{name: "other char device", root: filetree.New(t, map[string]string{"/dev/nvidiactl": "-> /dev/null"}), outcome: OutcomeFailed,
 			detail: []string{"inappropriate ioctl for device"}},
 		{name: "fifo is not opened", root: fifoRoot, outcome: OutcomeFailed, detail: []string{"is not a character device"}},
-		{name: "directory", root: fakeRoot(t, map[string]string{"/dev/nvidiactl": "dir"}), outcome: OutcomeFailed, detail: []string{"is not a character device"}},
+		{name: "directory", root: filetree.New(t, map[string]string{"/dev/nvidiactl": "dir"}), outcome: OutcomeFailed, detail: []string{"is not a character device"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,20 +83,20 @@ func capturedNodes(t *testing.T) map[string]string {
 	noModule := map[string]string{}
 	pciDevice(noModule, "0000:18:00.0", 0x10de, 0x030200, 0x2330, "")
 
-	wsl := fakeRoot(t, map[string]string{"/dev/dxg": ""})
+	wsl := filetree.New(t, map[string]string{"/dev/dxg": ""})
 	copyFile(t, buildStub(t, "libcuda.so.1", cudaStubC), filepath.Join(wsl, wslLibDir, "libcuda.so.1"))
 	return map[string]string{
 		// The labeller's container on an H100 node: /dev mounted, no user space.
-		"h100-open-module-no-user-space": fakeRoot(t, h100()),
+		"h100-open-module-no-user-space": filetree.New(t, h100()),
 		// The same node where the driver's libraries are of another version: a broken driver.
-		"h100-version-mismatch": userSpace(fakeRoot(t, h100()), "535.261.03"),
+		"h100-version-mismatch": userSpace(filetree.New(t, h100()), "535.261.03"),
 		// A workstation with the proprietary module and its libraries: a working driver.
-		"rtx3090-proprietary-working": userSpace(fakeRoot(t, rtx), "515.76"),
+		"rtx3090-proprietary-working": userSpace(filetree.New(t, rtx), "515.76"),
 		// Two models, VGA and 3D, in a container without device access.
-		"two-models-container": fakeRoot(t, twoModels),
+		"two-models-container": filetree.New(t, twoModels),
 		// Only /sys: no /proc/driver/nvidia, so no driver's name for the GPU.
-		"h100-sys-only": fakeRoot(t, sysOnly),
-		"no-module":     fakeRoot(t, noModule),
+		"h100-sys-only": filetree.New(t, sysOnly),
+		"no-module":     filetree.New(t, noModule),
 		"wsl2":          wsl,
 	}
 }

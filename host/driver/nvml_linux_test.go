@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ebitengine/purego"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestProbe_nvml(t *testing.T) {
@@ -51,7 +52,7 @@ func TestProbe_nvml(t *testing.T) {
 				lib = buildStub(t, soname, nvmlStubC, tc.defines...)
 			}
 			r := Probe(context.Background(), Options{
-				Root: fakeRoot(t, liveFiles(nil)), Methods: []string{methodNVML}, Timeout: tc.timeout,
+				Root: filetree.New(t, liveFiles(nil)), Methods: []string{methodNVML}, Timeout: tc.timeout,
 				LookupEnv: env(map[string]string{envNVMLLibrary: lib}), rootIsLive: true,
 			})
 			wantOutcome(t, r, methodNVML, tc.outcome, tc.detail...)
@@ -81,7 +82,7 @@ func TestProbe_nvmlWSLFallback(t *testing.T) {
 		purego.Dlclose(h)
 		t.Skip("this machine's loader finds a real libnvidia-ml.so.1, which comes first")
 	}
-	root := fakeRoot(t, map[string]string{"/dev/dxg": ""})
+	root := filetree.New(t, map[string]string{"/dev/dxg": ""})
 	lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, `DRIVER="572.60"`, "CUDA=12080", "COUNT=1")
 	copyFile(t, lib, filepath.Join(root, wslLibDir, "libnvidia-ml.so.1"))
 	r := Probe(context.Background(), Options{Root: root, Methods: []string{methodNVML}, LookupEnv: env(nil), rootIsLive: true})
@@ -98,7 +99,7 @@ func TestProbe_nvmlWSLFallback(t *testing.T) {
 func TestProbe_nvmlWithFiles(t *testing.T) {
 	files := liveFiles(dgxLike())
 	files["/sys/module/nvidia/version"] = "550.144.03\n"
-	root := fakeRoot(t, files)
+	root := filetree.New(t, files)
 	lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, `DRIVER="550.127.05"`, "CC_MINOR=1")
 	r := Probe(context.Background(), Options{Root: root, Methods: append(fileMethods, methodNVML), LookupEnv: env(map[string]string{envNVMLLibrary: lib}),
 		LookPath: func(string) (string, error) { return "", os.ErrNotExist }, rootIsLive: true})
@@ -132,7 +133,7 @@ func TestProbe_nvmlWithFiles(t *testing.T) {
 // TestProbe_defaultComplete runs the default method list where NVML answers everything: the slow
 // methods are skipped, and a CUDA version newer than the driver's table entry is explained.
 func TestProbe_defaultComplete(t *testing.T) {
-	root := fakeRoot(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "535.104.05\n"}))
+	root := filetree.New(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "535.104.05\n"}))
 	lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, `DRIVER="535.104.05"`, "CUDA=12080")
 	r := Probe(context.Background(), Options{
 		Root:       root,

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func TestProbe_pci(t *testing.T) {
@@ -42,7 +44,7 @@ func TestProbe_pci(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := probe(t, fakeRoot(t, tc.files), []string{methodPCI}, nil)
+			r := probe(t, filetree.New(t, tc.files), []string{methodPCI}, nil)
 			wantOutcome(t, r, methodPCI, tc.outcome)
 			var got []string
 			for i, g := range r.GPUs {

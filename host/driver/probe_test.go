@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestProbe_procSamples puts every /proc sample in a fake root (with a device node that is a plain
@@ -31,7 +33,7 @@ func TestProbe_procSamples(t *testing.T) {
 			if !listed {
 				t.Fatalf("sample %s has no expectation", name)
 			}
-			root := fakeRoot(t, map[string]string{
+			root := filetree.New(t, map[string]string{
 				"/dev/nvidiactl":              "",
 				"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/"+name),
 			})
@@ -74,7 +76,7 @@ func TestProbe_sysSamples(t *testing.T) {
 				t.Fatalf("sample %s has no expectation", name)
 			}
 			// No device node: the driver is loaded but this "container" cannot reach it.
-			root := fakeRoot(t, map[string]string{"/sys/module/nvidia/version": sample(t, "sys_module_nvidia_version/"+name)})
+			root := filetree.New(t, map[string]string{"/sys/module/nvidia/version": sample(t, "sys_module_nvidia_version/"+name)})
 			r := probe(t, root, fileMethods, nil)
 			if r.Setup != SetupContainerNoGPU || r.DriverVersion != w.driver || r.DriverVersionSource != methodSysfs || r.MaxCUDARelease != w.release {
 				t.Fatalf("got %s %s from %s, %s; want %+v", r.Setup, r.DriverVersion, r.DriverVersionSource, r.MaxCUDARelease, w)
@@ -86,7 +88,7 @@ func TestProbe_sysSamples(t *testing.T) {
 // TestProbe_sysAndProcDisagree is a driver upgraded on disk but not reloaded... or two sources that
 // simply differ: the kernel's own /sys wins and the report says so.
 func TestProbe_sysAndProcDisagree(t *testing.T) {
-	root := fakeRoot(t, map[string]string{
+	root := filetree.New(t, map[string]string{
 		"/sys/module/nvidia/version":  "550.144.03\n",
 		"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/open_x86_64_570.195.03.txt"),
 	})
@@ -121,7 +123,7 @@ func TestProbe_setup(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := probe(t, fakeRoot(t, tc.files), fileMethods, nil)
+			r := probe(t, filetree.New(t, tc.files), fileMethods, nil)
 			if r.Setup != tc.setup || r.L4TRelease != tc.l4t {
 				t.Fatalf("setup %q l4t %q; want %q %q", r.Setup, r.L4TRelease, tc.setup, tc.l4t)
 			}
@@ -134,7 +136,7 @@ func TestProbe_setup(t *testing.T) {
 }
 
 func TestProbe_override(t *testing.T) {
-	root := fakeRoot(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
+	root := filetree.New(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
 	r := probe(t, root, fileMethods, map[string]string{envOverride: " 580.65.06 "})
 	wantOutcome(t, r, methodOverride, OutcomeOK, "pinned to 580.65.06")
 	if r.DriverVersion != "580.65.06" || r.DriverVersionSource != methodOverride || r.MaxCUDARelease != "CUDA 13.0 GA" {
@@ -157,7 +159,7 @@ func TestProbe_override(t *testing.T) {
 // TestProbe_overrideIgnored: a PATHFINDER_DRIVER_VERSION that is no driver version is not used,
 // and the report says so: in Ignored and at the end of Summary.
 func TestProbe_overrideIgnored(t *testing.T) {
-	root := fakeRoot(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
+	root := filetree.New(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
 	tests := []struct {
 		name, value string
 		ignored     string // the end of Summary; "" when nothing is ignored
@@ -190,7 +192,7 @@ func TestProbe_overrideIgnored(t *testing.T) {
 }
 
 func TestProbe_methodList(t *testing.T) {
-	root := fakeRoot(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
+	root := filetree.New(t, map[string]string{"/sys/module/nvidia/version": "550.54.14\n"})
 	r := probe(t, root, []string{"sysfs", "gpu-magic"}, nil)
 	var names []string
 	for _, m := range r.Methods {
@@ -209,7 +211,7 @@ func TestProbe_methodList(t *testing.T) {
 // driver's own code is not run, and the answer is ErrNoDriver.
 func TestProbe_defaultsOnNoDriver(t *testing.T) {
 	r := Probe(context.Background(), Options{
-		Root:      fakeRoot(t, nil),
+		Root:      filetree.New(t, nil),
 		LookupEnv: env(map[string]string{envNVMLLibrary: "/nonexistent/libnvidia-ml.so.1"}),
 		LookPath:  func(string) (string, error) { return "", os.ErrNotExist },
 	})
@@ -227,7 +229,7 @@ func TestProbe_defaultsOnNoDriver(t *testing.T) {
 // TestProbe_noDriverNotLookedFor: without the userspace method, no-driver does not claim the
 // libraries are missing.
 func TestProbe_noDriverNotLookedFor(t *testing.T) {
-	r := probe(t, fakeRoot(t, nil), []string{methodSysfs}, nil)
+	r := probe(t, filetree.New(t, nil), []string{methodSysfs}, nil)
 	if r.State != StateNoDriver || r.Summary != "no NVIDIA kernel module; the user-space driver was not looked for (the userspace method did not run)" {
 		t.Fatalf("%s: %s", r.State, r.Summary)
 	}
@@ -236,16 +238,16 @@ func TestProbe_noDriverNotLookedFor(t *testing.T) {
 func TestProbe_cancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := Probe(ctx, Options{Root: fakeRoot(t, nil), Methods: fileMethods, LookupEnv: env(nil)})
+	r := Probe(ctx, Options{Root: filetree.New(t, nil), Methods: fileMethods, LookupEnv: env(nil)})
 	wantOutcome(t, r, methodSysfs, OutcomeSkipped, "probe cancelled")
 }
 
 func TestProbe_emptyVisibleDevicesNote(t *testing.T) {
-	r := probe(t, fakeRoot(t, nil), []string{methodSysfs}, map[string]string{envVisibleGPUs: ""})
+	r := probe(t, filetree.New(t, nil), []string{methodSysfs}, map[string]string{envVisibleGPUs: ""})
 	if !hasNote(r, "CUDA_VISIBLE_DEVICES is set but empty") {
 		t.Fatalf("notes %q", r.Notes)
 	}
-	r = probe(t, fakeRoot(t, nil), []string{methodSysfs}, nil)
+	r = probe(t, filetree.New(t, nil), []string{methodSysfs}, nil)
 	if hasNote(r, "CUDA_VISIBLE_DEVICES") {
 		t.Fatalf("unset CUDA_VISIBLE_DEVICES noted: %q", r.Notes)
 	}
@@ -260,7 +262,7 @@ func TestProbe_procGPUs(t *testing.T) {
 	files["/proc/driver/nvidia/gpus/0000:18:00.0/information"] = gpuInformation("NVIDIA H100 80GB HBM3", "GPU-aaaaaaaa-0000-0000-0000-000000000000", "0000:18:00.0")
 	files["/proc/driver/nvidia/gpus/0000:65:00.0/information"] = gpuInformation("NVIDIA H100 80GB HBM3", "GPU-bbbbbbbb-0000-0000-0000-000000000000", "0000:65:00.0")
 	files["/proc/driver/nvidia/gpus/0000:99:00.0/information"] = "garbage\n"
-	r := probe(t, fakeRoot(t, files), fileMethods, nil)
+	r := probe(t, filetree.New(t, files), fileMethods, nil)
 	wantOutcome(t, r, methodProcfs, OutcomeOK, "2 GPUs in /proc/driver/nvidia/gpus", "unreadable: 0000:99:00.0")
 	if len(r.GPUs) != 3 {
 		t.Fatalf("%d GPUs: %+v", len(r.GPUs), r.GPUs)
@@ -278,7 +280,7 @@ func TestProbe_procGPUs(t *testing.T) {
 // TestProbe_jetsonDriver is JetPack 6: a real driver version beside the L4T release. The desktop
 // table still answers, and the report says it is the desktop table.
 func TestProbe_jetsonDriver(t *testing.T) {
-	r := probe(t, fakeRoot(t, map[string]string{
+	r := probe(t, filetree.New(t, map[string]string{
 		"/etc/nv_tegra_release":       "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64\n",
 		"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  540.4.0  Release Build  (buildbrain@mobile-u64-6336-d8000)  Thu Jan 23 21:09:47 PST 2025\n",
 	}), fileMethods, nil)

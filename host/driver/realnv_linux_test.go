@@ -125,7 +125,7 @@ func TestProbe_readOnly(t *testing.T) {
 				envNVMLLibrary: filepath.Join(d.nvmlDir, "libnvidia-ml.so.1"), envCUDALibrary: filepath.Join(d.cudaDir, "libcuda.so.1"),
 				"PATH": bin, "LD_LIBRARY_PATH": d.nvmlDir + ":" + d.cudaDir,
 			}
-			captured := fakeRoot(t, liveFiles(nil))
+			captured := filetree.New(t, liveFiles(nil))
 			runs := [][]string{nil}
 			for _, m := range MethodNames() {
 				runs = append(runs, []string{m})
@@ -193,7 +193,7 @@ func TestProbe_statesWithRealLibraries(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			root := fakeRoot(t, tc.files)
+			root := filetree.New(t, tc.files)
 			tc.libs.install(t, root)
 			r := probe(t, root, nil, nil)
 			if r.State != tc.state || r.DriverVersion != tc.kernel || r.UserSpaceVersion != tc.userSpace {
@@ -276,7 +276,7 @@ func TestProbe_realNvidiaSMI(t *testing.T) {
 			if err := os.WriteFile(smi, []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			root := fakeRoot(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "550.163.01\n"}))
+			root := filetree.New(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "550.163.01\n"}))
 			if tc.state == StateNotAnswering {
 				d.install(t, root)
 			}
@@ -297,7 +297,7 @@ func TestProbe_realNvidiaSMI(t *testing.T) {
 func TestProbe_mixedRealLibraries(t *testing.T) {
 	d550, d535 := getRealDriver(t, "trixie"), getRealDriver(t, "bookworm")
 	t.Run("forward compatibility", func(t *testing.T) {
-		root := fakeRoot(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "535.261.03\n"}))
+		root := filetree.New(t, liveFiles(map[string]string{"/sys/module/nvidia/version": "535.261.03\n"}))
 		d535.install(t, root)
 		compat := "/usr/local/cuda-12.4/compat"
 		realnv.Place(t, filepath.Join(d550.cudaDir, d550.cudaFile), filepath.Join(root, compat, d550.cudaFile))
@@ -309,7 +309,7 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 		}
 	})
 	t.Run("two drivers' libraries, no module", func(t *testing.T) {
-		root := fakeRoot(t, nil)
+		root := filetree.New(t, nil)
 		d550.install(t, root)
 		// bookworm's libnvidia-ml over trixie's, as a half-finished upgrade or downgrade leaves it.
 		cur := filepath.Join(root, debianLibDir, "nvidia/current")
@@ -332,11 +332,11 @@ func TestProbe_mixedRealLibraries(t *testing.T) {
 // root's loader never sees this process's LD_LIBRARY_PATH.
 func TestProbe_userSpaceLookup(t *testing.T) {
 	d := getRealDriver(t, "trixie")
-	r := probe(t, fakeRoot(t, nil), []string{methodUserSpace}, map[string]string{envCUDALibrary: filepath.Join(d.cudaDir, "libcuda.so.1")})
+	r := probe(t, filetree.New(t, nil), []string{methodUserSpace}, map[string]string{envCUDALibrary: filepath.Join(d.cudaDir, "libcuda.so.1")})
 	if cuda := r.UserSpace[0]; cuda.Via != envCUDALibrary || cuda.Version != "550.163.01" || cuda.RealPath != filepath.Join(d.cudaDir, d.cudaFile) {
 		t.Fatalf("%+v", cuda)
 	}
-	root := fakeRoot(t, nil)
+	root := filetree.New(t, nil)
 	realnv.Place(t, filepath.Join(d.cudaDir, d.cudaFile), filepath.Join(root, "opt/driver", d.cudaFile))
 	filetree.Symlink(t, d.cudaFile, filepath.Join(root, "opt/driver/libcuda.so.1"))
 	for _, live := range []bool{false, true} {

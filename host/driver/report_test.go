@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // goldenMachines are fake roots whose JSON reports are pinned in testdata/golden.
@@ -19,16 +21,16 @@ func goldenMachines(t *testing.T) map[string]string {
 	dgx["/proc/driver/nvidia/version"] = sample(t, "proc_driver_nvidia_version/open_x86_64_550.144.03.txt")
 	dgx["/proc/driver/nvidia/gpus/0000:18:00.0/information"] = gpuInformation("NVIDIA H100 80GB HBM3", "GPU-aaaaaaaa-0000-0000-0000-000000000000", "0000:18:00.0")
 	return map[string]string{
-		"native_open_550": fakeRoot(t, dgx),
-		"container_580.142": fakeRoot(t, map[string]string{
+		"native_open_550": filetree.New(t, dgx),
+		"container_580.142": filetree.New(t, map[string]string{
 			"/sys/module/nvidia/version":  sample(t, "sys_module_nvidia_version/580.142_two_component_expected.txt"),
 			"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.142  Release Build  (dvs-builder@U22-I3-B05-1-1)  Thu Jul 30 00:00:00 UTC 2026\n",
 		}),
-		"jetson_l4t": fakeRoot(t, map[string]string{
+		"jetson_l4t": filetree.New(t, map[string]string{
 			"/proc/driver/nvidia/version": sample(t, "proc_driver_nvidia_version/tegra_jetson_l4t_34.1.1_line1only.txt"),
 			"/etc/nv_tegra_release":       "# R34 (release), REVISION: 1.1, GCID: 30414990, BOARD: t186ref, EABI: aarch64, DATE: Tue May 17 04:20:55 UTC 2022\n",
 		}),
-		"no_driver": fakeRoot(t, nil),
+		"no_driver": filetree.New(t, nil),
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // a100FromList reads name and UUID of the A100 in the `nvidia-smi -L` sample (MIG lines are not GPUs).
@@ -94,7 +96,7 @@ func TestProbe_nvidiaSMI(t *testing.T) {
 			if tc.wsl {
 				files = map[string]string{"/dev/dxg": ""}
 			}
-			root := fakeRoot(t, files)
+			root := filetree.New(t, files)
 			var path string
 			if tc.wsl {
 				path = writeSMI(t, filepath.Join(root, wslLibDir, "nvidia-smi"), tc.fake)
@@ -139,7 +141,7 @@ func TestProbe_nvidiaSMI_hangs(t *testing.T) {
 	// The fake hangs until the test ends: a probe that waited for it would not return. A minute is
 	// only how long the test waits to say so.
 	done := make(chan *Report, 1)
-	root := fakeRoot(t, liveFiles(nil))
+	root := filetree.New(t, liveFiles(nil))
 	go func() {
 		done <- Probe(context.Background(), Options{
 			Root: root, rootIsLive: true, Methods: []string{methodNvidiaSMI}, LookupEnv: env(nil), Timeout: 200 * time.Millisecond,
@@ -159,7 +161,7 @@ func TestProbe_nvidiaSMI_notFound(t *testing.T) {
 	dir := t.TempDir()
 	// Found through PATH by the default lookup, which ignores relative entries.
 	writeSMI(t, filepath.Join(dir, "nvidia-smi"), smiFake{query: h100Lines(t, "550.54.14")})
-	live := fakeRoot(t, liveFiles(nil))
+	live := filetree.New(t, liveFiles(nil))
 	r := Probe(context.Background(), Options{Root: live, rootIsLive: true, Methods: []string{methodNvidiaSMI}, LookupEnv: env(map[string]string{"PATH": "relative/bin:" + dir})})
 	wantOutcome(t, r, methodNvidiaSMI, OutcomeOK, dir)
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestProbe_states names each state from files, fake nvidia-smi answers and stub libraries, with
@@ -59,7 +61,7 @@ func TestProbe_states(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			root := fakeRoot(t, tc.files)
+			root := filetree.New(t, tc.files)
 			for from, to := range tc.copy {
 				copyFile(t, from, filepath.Join(root, to))
 			}
@@ -91,7 +93,7 @@ func TestProbe_nvmlSignals(t *testing.T) {
 		state State
 	}{{"18", StateMismatch}, {"9", StateNotAnswering}} {
 		lib := buildStub(t, "libnvidia-ml.so.1", nvmlStubC, "INIT_RET="+tc.ret)
-		r := Probe(context.Background(), Options{Root: fakeRoot(t, liveFiles(nil)), rootIsLive: true, Methods: []string{methodSysfs, methodNVML},
+		r := Probe(context.Background(), Options{Root: filetree.New(t, liveFiles(nil)), rootIsLive: true, Methods: []string{methodSysfs, methodNVML},
 			LookupEnv: env(map[string]string{envNVMLLibrary: lib})})
 		if r.State != tc.state {
 			t.Errorf("nvmlInit_v2 returning %s: state %s (%s), want %s", tc.ret, r.State, r.Summary, tc.state)
@@ -106,7 +108,7 @@ func TestProbe_nvmlLibraryMessage(t *testing.T) {
 		_ = h
 		t.Skip("this machine's loader finds a libnvidia-ml.so.1")
 	}
-	root := fakeRoot(t, liveFiles(nil))
+	root := filetree.New(t, liveFiles(nil))
 	copyFile(t, buildStub(t, "libnvidia-ml.so.1", nvmlStubC), filepath.Join(root, wslLibDir, "libnvidia-ml.so.1"))
 	r := Probe(context.Background(), Options{Root: root, rootIsLive: true, Methods: []string{methodNVML}, LookupEnv: env(nil)})
 	if o := outcome(t, r, methodNVML); o.Outcome != OutcomeUnavailable || o.Detail != "cannot load libnvidia-ml.so.1: cannot open shared object file: No such file or directory" {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 func Test_versionInFileName(t *testing.T) {
@@ -60,7 +62,7 @@ func TestProbe_driverCodeGate(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := Probe(context.Background(), Options{
-				Root: fakeRoot(t, tc.files), rootIsLive: true, Methods: []string{methodNVML, methodLibcuda, methodNvidiaSMI},
+				Root: filetree.New(t, tc.files), rootIsLive: true, Methods: []string{methodNVML, methodLibcuda, methodNvidiaSMI},
 				LookupEnv: env(map[string]string{envNVMLLibrary: "/nonexistent/libnvidia-ml.so.1", envCUDALibrary: "/nonexistent/libcuda.so.1"}),
 				LookPath:  func(string) (string, error) { return smi, nil },
 			})

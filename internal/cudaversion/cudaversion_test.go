@@ -9,6 +9,7 @@ import (
 	"github.com/pathfinder-dev/pathfinder/abi"
 	"github.com/pathfinder-dev/pathfinder/internal/observe"
 	"github.com/pathfinder-dev/pathfinder/internal/sandboxfs"
+	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
 // TestOf: the most trusted source that dates the artifact answers; where none does, Looked says
@@ -78,7 +79,7 @@ func TestOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := tree(t, tt.files)
+			root := filetree.New(t, tt.files)
 			a := Artifact{Path: filepath.Join(root, tt.path), Kind: abi.KindDynamicLib, Library: tt.lib, Platform: tt.platform, Install: tt.install}
 			if tt.real != "" {
 				a.Real = filepath.Join(root, tt.real)
@@ -105,7 +106,7 @@ func TestOf(t *testing.T) {
 // again when a toolkit's version.json appears or changes, a wheel is installed beside, or a
 // conda package is.
 func TestOf_observations(t *testing.T) {
-	root := tree(t, map[string]string{"cuda/include/cuda.h": cudaH124, "cuda/lib64/libcudart.so.12": "ELF"})
+	root := filetree.New(t, map[string]string{"cuda/include/cuda.h": cudaH124, "cuda/lib64/libcudart.so.12": "ELF"})
 	a := Artifact{Path: filepath.Join(root, "cuda/lib64/libcudart.so.12"), Kind: abi.KindDynamicLib, Library: cudart, Platform: linux}
 	record := func() (Answer, []observe.Observation) {
 		rec := &observe.Recorder{}
@@ -134,7 +135,7 @@ func TestOf_observations(t *testing.T) {
 
 	// A file no source dates: every place asked is recorded, and a later wheel or conda package
 	// there is seen.
-	root = tree(t, map[string]string{"sp/nvidia/cuda_runtime/lib/libcudart.so.12": "ELF"})
+	root = filetree.New(t, map[string]string{"sp/nvidia/cuda_runtime/lib/libcudart.so.12": "ELF"})
 	a.Path = filepath.Join(root, "sp/nvidia/cuda_runtime/lib/libcudart.so.12")
 	a.Library = &abi.Descriptor{Name: "cudart", LinuxSonames: cudart.LinuxSonames, SitePackagesLinux: cudart.SitePackagesLinux, CondaRelDirsLinux: []string{"nvidia/cuda_runtime/lib"}}
 	if ans, seen = record(); ans.CUDA != "" {

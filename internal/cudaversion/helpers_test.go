@@ -71,15 +71,6 @@ var (
 	}
 )
 
-// tree makes the files under a new temporary directory and returns it: contents "dir" make a
-// directory, "-> target" a symbolic link to target (filetree.Write).
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	filetree.Write(t, root, files)
-	return root
-}
-
 // sourceCase is one source asked about one tree: the artifact's paths are relative to the tree.
 type sourceCase struct {
 	name        string
@@ -97,7 +88,7 @@ func run(t *testing.T, ask func(Artifact, *observe.Recorder) (Answer, string), c
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			root := tree(t, tt.files)
+			root := filetree.New(t, tt.files)
 			a := Artifact{Path: filepath.Join(root, filepath.FromSlash(tt.path)), Kind: tt.kind, Library: tt.lib, Platform: tt.platform}
 			if tt.real != "" {
 				a.Real = filepath.Join(root, filepath.FromSlash(tt.real))

@@ -10,14 +10,6 @@ import (
 	"github.com/pathfinder-dev/pathfinder/internal/testutil/filetree"
 )
 
-// tree writes files (path: content) under a new module root.
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	filetree.Write(t, root, files)
-	return root
-}
-
 const cFile = ignore + "\n#include \"sdk.h\"\n"
 
 func plugin(name, fields string) string {
@@ -25,7 +17,7 @@ func plugin(name, fields string) string {
 }
 
 func TestSteps(t *testing.T) {
-	root := tree(t, map[string]string{
+	root := filetree.New(t, map[string]string{
 		"builtin/builtin.go":        "package builtin\n",
 		"plugins/zeta/zeta.go":      plugin("zeta", `Name: "zeta", Version: "1.2", Env: []string{"ZETA_HOME", "Z"}, Search: Search`),
 		"plugins/zeta/zeta_test.go": plugin("zeta", `Name: "not this one"`),
@@ -91,7 +83,7 @@ func TestSteps_errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Steps(tree(t, tt.files))
+			_, err := Steps(filetree.New(t, tt.files))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -102,7 +94,7 @@ func TestSteps_errors(t *testing.T) {
 // TestManifest_needsConstraint: a C file beside Go without //go:build ignore would break go build
 // (the go tool refuses C files in a package without cgo), so the build refuses it first.
 func TestManifest_needsConstraint(t *testing.T) {
-	root := tree(t, map[string]string{"plugins/a/a.c": "#include \"sdk.h\"\n", CTable: cFile, SDK + "/sdk.c": "// no Go here\n"})
+	root := filetree.New(t, map[string]string{"plugins/a/a.c": "#include \"sdk.h\"\n", CTable: cFile, SDK + "/sdk.c": "// no Go here\n"})
 	if _, err := Manifest(root); err == nil || !strings.Contains(err.Error(), `plugins/a/a.c: the first line must be "//go:build ignore"`) {
 		t.Fatalf("err = %v", err)
 	}

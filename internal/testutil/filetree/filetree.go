@@ -82,3 +82,12 @@ func Symlink(t testing.TB, target, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// New writes files (as Write does) under a new temporary directory, removed when the test ends, and
+// returns it.
+func New(t testing.TB, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	Write(t, root, files)
+	return root
+}

@@ -23,3 +23,10 @@ func TestWrite(t *testing.T) {
 		t.Errorf("link: %q, %v", target, err)
 	}
 }
+
+func TestNew(t *testing.T) {
+	root := New(t, map[string]string{"etc/os-release": "ID=debian\n"})
+	if b, err := os.ReadFile(filepath.Join(root, "etc/os-release")); err != nil || string(b) != "ID=debian\n" {
+		t.Errorf("New: %q, %v", b, err)
+	}
+}
