@@ -108,10 +108,6 @@ func checkSources(root, step string) error {
 	return nil
 }
 
-// kinds are the kinds of descriptors, in the order the tests go through them (so that a seed
-// always builds the same universe).
-var kinds = []abi.Kind{abi.KindDynamicLib, abi.KindHeaderDir, abi.KindBinary, abi.KindStaticLib, abi.KindBitcode}
-
 // PackDescriptors returns every descriptor of the builtin pack with its kind.
 func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Descriptor {
 	c, err := catalog.New(catalog.Pack{Name: "nvidia.toml", Data: builtin.NVIDIAPack()})
@@ -119,8 +115,8 @@ func PackDescriptors(t testing.TB) map[abi.Kind][]abi.Descriptor {
 		t.Fatal(err)
 	}
 	out := map[abi.Kind][]abi.Descriptor{}
-	for _, k := range kinds {
-		out[k] = c.Descriptors(k)
+	for _, k := range catalog.Kinds {
+		out[k.Kind] = c.Descriptors(k.Kind)
 	}
 	return out
 }
@@ -264,7 +260,8 @@ func Universe(t testing.TB, seed uint64) (dir string, env map[string]string) {
 	}
 	versions := []string{"v9.10", "v9.9", "v9.10.1", "v9.x-rc", "V9.8", "v9.9-rc1", "v10", "v9.010", "12.9", "12.8", "13.0", "x64", "arm64", "X64", "[odd]"}
 	descriptors := PackDescriptors(t)
-	for _, kind := range kinds {
+	for _, k := range catalog.Kinds { // in one order, so that a seed always builds the same universe
+		kind := k.Kind
 		for _, lib := range descriptors[kind] {
 			for _, p := range Platforms {
 				names := lib.FileNames(p)
@@ -367,7 +364,8 @@ func compare(t *testing.T, step string, seed uint64) {
 		{Path: path.Join(dir, "conda"), Role: abi.RoleCanaryRoot}}
 	calls, found := 0, 0
 	descriptors := PackDescriptors(t)
-	for _, kind := range kinds {
+	for _, k := range catalog.Kinds { // in one order, so that a seed always builds the same universe
+		kind := k.Kind
 		for _, lib := range descriptors[kind] {
 			for _, p := range Platforms {
 				for e, env := range envs {
