@@ -113,9 +113,10 @@ func See(r *os.Root, o observe.Observation) string {
 	return seen
 }
 
-// readDirIn lists the directory name inside mount as StatIn reaches it.
+// readDirIn lists the directory name inside mount as StatIn reaches it, opening it as OpenIn does:
+// a directory swapped for a FIFO is refused, not waited on.
 func readDirIn(r *os.Root, mount, name string) ([]string, error) {
-	f, err := r.Open(name)
+	f, _, err := OpenIn(r, name, nil)
 	if err != nil && followsLinks && !errors.Is(err, fs.ErrNotExist) {
 		f, _, _, err = OpenFollowed(mount, name)
 	}

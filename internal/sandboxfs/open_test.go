@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pathfinder-dev/pathfinder/internal/observe"
 )
 
 // TestRootFS_special opens a FIFO the way the sandbox does for a guest: it must not block (a FIFO's
@@ -88,5 +90,36 @@ func TestRootFS_special(t *testing.T) {
 	// open file's own stat refuses it.
 	if _, _, err := OpenIn(root, "fifo", fi); !errors.Is(err, ErrNotFileOrDir) {
 		t.Errorf("OpenIn(fifo swapped in after the stat): %v", err)
+	}
+}
+
+// TestSee_dirBecameFIFO: a result cache's check of a directory that is now a FIFO says it changed,
+// and does not wait for a writer that never comes.
+func TestSee_dirBecameFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, _, _ := recorded(t, dir, nil)
+	o := observe.Observation{Root: dir, Path: "lib", What: observe.Dir}
+	o.Seen = See(root, o)
+	if err := os.Remove(filepath.Join(dir, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "lib"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- See(root, o) }()
+	select {
+	case seen := <-done:
+		if seen == o.Seen {
+			t.Errorf("a directory become a FIFO is seen as before: %q", seen)
+		}
+	case <-time.After(time.Minute):
+		if w, err := os.OpenFile(filepath.Join(dir, "lib"), os.O_WRONLY, 0); err == nil {
+			w.Close() // let the blocked open end
+		}
+		t.Fatal("seeing a FIFO where a directory was blocked")
 	}
 }
