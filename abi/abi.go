@@ -16,13 +16,15 @@ import (
 // note were never read), and a response names the inputs it passed over (Response.Ignored).
 const Version = 2
 
-// VersionAdvice says what to do about a plugin that reports ABI version plugin, not Version: an
+// VersionAdvice says how a plugin that reports ABI version plugin, not Version, differs from this
+// host and what to do ("host 2, plugin 1: the plugin was built for an older pathfinder: …"): an
 // older plugin is rebuilt with this SDK, a newer one needs a newer pathfinder.
 func VersionAdvice(plugin int) string {
+	what := fmt.Sprintf("the plugin was built for an older pathfinder: rebuild it with this pathfinder's SDK (abi version %d, docs/abi.md)", Version)
 	if plugin > Version {
-		return fmt.Sprintf("the plugin is newer than this pathfinder: upgrade pathfinder, or use a build of the plugin for abi version %d", Version)
+		what = fmt.Sprintf("the plugin is newer than this pathfinder: upgrade pathfinder, or use a build of the plugin for abi version %d", Version)
 	}
-	return fmt.Sprintf("the plugin was built for an older pathfinder: rebuild it with this pathfinder's SDK (abi version %d, docs/abi.md)", Version)
+	return fmt.Sprintf("host %d, plugin %d: %s", Version, plugin, what)
 }
 
 // Export and import names of version 2. A plugin is a WASI preview-1 reactor that exports

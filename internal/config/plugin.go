@@ -103,7 +103,7 @@ func (p *Plugin) Code() ([]byte, error) {
 func (p *Plugin) DescribeProblems(d *abi.Description, cat *catalog.Catalog) []error {
 	var out []error
 	if d.ABI != abi.Version {
-		out = append(out, fmt.Errorf("describes itself as ABI %d: host %d, plugin %d: %s", d.ABI, abi.Version, d.ABI, abi.VersionAdvice(d.ABI)))
+		out = append(out, fmt.Errorf("describes itself as ABI %d: %s", d.ABI, abi.VersionAdvice(d.ABI)))
 	}
 	if p.Source.Builtin != "" {
 		return out // one module for every builtin step: its description is theirs together

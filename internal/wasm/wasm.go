@@ -444,7 +444,7 @@ func (m *Module) checkVersion(ctx context.Context, inst *instance) error {
 		return m.explain(ctx, err, doing, inst)
 	}
 	if v := int32(res[0]); v != abi.Version {
-		return fmt.Errorf("%w: host %d, plugin %d: %s", ErrABIMismatch, abi.Version, v, abi.VersionAdvice(int(v)))
+		return fmt.Errorf("%w: %s", ErrABIMismatch, abi.VersionAdvice(int(v)))
 	}
 	return nil
 }
