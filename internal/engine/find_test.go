@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -236,9 +235,7 @@ func TestGranted_validate(t *testing.T) {
 	// (which is ET_DYN too): the loader would take the first under a false name, refuse the second.
 	impostor := filetree.Put(t, dir, "lib64/libx.so.2", elfLib(t, "libevil.so.1"))
 	pie := filetree.Put(t, dir, "lib64/libx.so.3", pieExecutable(t))
-	if err := os.Symlink(outside, dir+"/lib64/libout.so.1"); err != nil {
-		t.Fatal(err)
-	}
+	filetree.Symlink(t, outside, dir+"/lib64/libout.so.1")
 	f := newFinder(t, nil, "")
 	root, err := f.openRoot(dir, nil)
 	if err != nil {

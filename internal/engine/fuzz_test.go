@@ -59,9 +59,7 @@ func FuzzResponse(f *testing.F) {
 		"lib/libzero.so":    "/dev/zero",
 		"lib/libself.so":    "/proc/self/exe",
 	} {
-		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
-			f.Fatal(err)
-		}
+		filetree.Symlink(f, target, filepath.Join(root, link))
 	}
 	if err := syscall.Mkfifo(filepath.Join(root, "lib/libfifo.so"), 0o644); err != nil {
 		f.Fatal(err)

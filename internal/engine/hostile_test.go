@@ -260,9 +260,7 @@ func TestHostile_steps(t *testing.T) {
 			setup: hostileLink(func(t *testing.T, d hostileDirs) string {
 				filetree.Put(t, d.outside, "c60", elfLib(t, "libcudart.so.13"))
 				for i := range 60 {
-					if err := os.Symlink(fmt.Sprintf("c%d", i+1), filepath.Join(d.outside, fmt.Sprintf("c%d", i))); err != nil {
-						t.Fatal(err)
-					}
+					filetree.Symlink(t, fmt.Sprintf("c%d", i+1), filepath.Join(d.outside, fmt.Sprintf("c%d", i)))
 				}
 				return filepath.Join(d.outside, "c0")
 			}),
@@ -1203,7 +1201,7 @@ func TestHostile_overBroadGrants(t *testing.T) {
 	site := t.TempDir()
 	want := filetree.Put(t, site, "nvidia/cu13/lib/libcudart.so.13", elfLib(t, "libcudart.so.13"))
 	link := filepath.Join(t.TempDir(), "everything")
-	os.Symlink("/", link)
+	filetree.Symlink(t, "/", link)
 	for _, dir := range []string{"/", link} {
 		f := newFinder(t, testEnv{"HOSTILE_ROOT": dir, "PATHFINDER_SITE_PACKAGES": site}, hostileConfig([]string{"hostile-read", "wheels"},
 			hostileStep{name: "hostile-read", source: goPlugin, timeout: "30s", options: map[string]string{"paths": hostileQuote("/proc/self/environ", "/etc/passwd")}}))

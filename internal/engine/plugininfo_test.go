@@ -57,7 +57,7 @@ func TestPluginFile_Errors(t *testing.T) {
 			func(t *testing.T, dir string) {
 				filetree.PutMode(t, dir, "private/site.wasm", module, 0o644)
 				filetree.Mkdir(t, dir, "w", 0o777)
-				os.Symlink("../private/site.wasm", filepath.Join(dir, "w/site.wasm"))
+				filetree.Symlink(t, "../private/site.wasm", filepath.Join(dir, "w/site.wasm"))
 			},
 			`directory $DIR/w is writable by others than its owner (mode 0777), so another user could replace it: refused`},
 		{"below an ancestor others can write",
@@ -73,7 +73,7 @@ func TestPluginFile_Errors(t *testing.T) {
 				filetree.PutMode(t, dir, "a/b/site.wasm", module, 0o644)
 				os.Chmod(filepath.Join(dir, "a"), 0o770) // writable by its group, one others are in
 				os.Chown(filepath.Join(dir, "a"), -1, 100)
-				os.Symlink(filepath.Join(dir, "a/b/site.wasm"), filepath.Join(dir, "link.wasm"))
+				filetree.Symlink(t, filepath.Join(dir, "a/b/site.wasm"), filepath.Join(dir, "link.wasm"))
 			},
 			`directory $DIR/a is writable by others than its owner (mode 0770)`},
 		{"in a directory another user owns",

@@ -572,9 +572,7 @@ func TestFaults_compilationCache(t *testing.T) {
 		{name: "a symlink in place of an entry", after: rebuilt, brk: eachEntry(func(t *testing.T, p string, data []byte) {
 			target := filetree.Put(t, t.TempDir(), "entry", data)
 			os.Remove(p)
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
+			filetree.Symlink(t, target, p)
 		})},
 		// Another module's entry under this module's name: wazero checks only a checksum of the
 		// code, so what runs is the other module's code, or the process crashes.
@@ -652,13 +650,13 @@ func TestFaults_cacheDirTrust(t *testing.T) {
 		{"reached through a symlink in a directory others can write", func(t *testing.T, dir string) string {
 			os.MkdirAll(filepath.Join(dir, "private/cache"), 0o700)
 			filetree.Mkdir(t, dir, "w", 0o777)
-			os.Symlink(filepath.Join(dir, "private"), filepath.Join(dir, "w/link"))
+			filetree.Symlink(t, filepath.Join(dir, "private"), filepath.Join(dir, "w/link"))
 			return filepath.Join(dir, "w/link/cache")
 		}, false},
 		{"a symlink to a directory others can write", func(t *testing.T, dir string) string {
 			filetree.Mkdir(t, dir, "w", 0o777)
 			os.MkdirAll(filepath.Join(dir, "w/cache"), 0o700)
-			os.Symlink(filepath.Join(dir, "w/cache"), filepath.Join(dir, "link"))
+			filetree.Symlink(t, filepath.Join(dir, "w/cache"), filepath.Join(dir, "link"))
 			return filepath.Join(dir, "link")
 		}, false},
 	}

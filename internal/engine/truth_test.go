@@ -266,9 +266,7 @@ func TestFind_ignoredInputsNamed(t *testing.T) {
 func TestFind_cudaHomePassedOver(t *testing.T) {
 	home, other := t.TempDir(), t.TempDir()
 	link := filepath.Join(t.TempDir(), "cuda")
-	if err := os.Symlink(home, link); err != nil {
-		t.Fatal(err)
-	}
+	filetree.Symlink(t, home, link)
 	const passedOver = "(CUDA_PATH is set, and CUDA_HOME is read only when CUDA_PATH is not)"
 	tests := []struct {
 		name     string
